@@ -1,0 +1,31 @@
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { parseInput } from '../../libs/http/validate.js';
+import type { Tenant } from './api-deps.js';
+
+/** The organization the API key belongs to, set by `authenticate`. */
+export function tenantOf(ctx: Context): Tenant {
+  return ctx.state.tenant as Tenant;
+}
+
+/** The JSON body without read-only fields, so a fetched resource can be sent back as it came. */
+export function writableBody(ctx: Context, readOnly: readonly string[]): unknown {
+  const body = (ctx.request as { body?: unknown }).body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  return Object.fromEntries(Object.entries(body).filter(([key]) => !readOnly.includes(key)));
+}
+
+export function parseBody<S extends z.ZodType>(ctx: Context, schema: S, readOnly: readonly string[] = []): z.output<S> {
+  return parseInput(schema, writableBody(ctx, readOnly), 'Request body');
+}
+
+/** An optional body: absent or empty parses as `{}`. */
+export function parseOptionalBody<S extends z.ZodType>(ctx: Context, schema: S): z.output<S> {
+  const body = (ctx.request as { body?: unknown }).body;
+  const empty = body === undefined || (typeof body === 'object' && body !== null && Object.keys(body).length === 0);
+  return parseInput(schema, empty ? {} : body, 'Request body');
+}
+
+export function parseQuery<S extends z.ZodType>(ctx: Context, schema: S): z.output<S> {
+  return parseInput(schema, ctx.query, 'Query');
+}

@@ -1,0 +1,79 @@
+import { ConflictError, NotFoundError } from '../../../libs/errors/errors.js';
+import { newId } from '../../../libs/ids/ids.js';
+import type { RouteRow } from '../../../libs/store/entities/route.js';
+import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
+import { isUniqueViolation } from '../../../libs/store/unique-violation.js';
+import type { ApiDeps, Tenant } from '../api-deps.js';
+import { isoTime } from '../iso-time.js';
+
+export interface CreateRouteInput {
+  sourceId: string;
+  destinationId: string;
+  enabled?: boolean;
+}
+
+function routeView(row: RouteRow) {
+  return {
+    id: row.id,
+    sourceId: row.sourceId,
+    destinationId: row.destinationId,
+    enabled: row.enabled,
+    createdAt: isoTime(row.createdAt),
+  };
+}
+
+async function requireRoute(deps: ApiDeps, tenant: Tenant, id: string): Promise<RouteRow> {
+  const row = await deps.store.routes.get(tenant.org.id, id);
+  if (!row) throw new NotFoundError(`Route ${id} not found`);
+  return row;
+}
+
+const duplicateRoute = () => new ConflictError('DUPLICATE_ROUTE', 'A route between this source and destination already exists');
+
+export async function createRoute(deps: ApiDeps, tenant: Tenant, input: CreateRouteInput) {
+  const orgId = tenant.org.id;
+  // Ids of another organization are as unknown as ids that do not exist.
+  if (!(await deps.store.sources.get(orgId, input.sourceId))) throw new NotFoundError(`Source ${input.sourceId} not found`);
+  if (!(await deps.store.destinations.get(orgId, input.destinationId))) {
+    throw new NotFoundError(`Destination ${input.destinationId} not found`);
+  }
+  if (await deps.store.routes.findOneBy(orgId, { sourceId: input.sourceId, destinationId: input.destinationId })) throw duplicateRoute();
+  const row: RouteRow = {
+    id: newId('rte'),
+    orgId,
+    sourceId: input.sourceId,
+    destinationId: input.destinationId,
+    enabled: input.enabled ?? true,
+    createdAt: deps.now(),
+  };
+  try {
+    await deps.store.routes.insert(row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw duplicateRoute();
+    throw error;
+  }
+  return routeView(row);
+}
+
+export async function getRoute(deps: ApiDeps, tenant: Tenant, id: string) {
+  return routeView(await requireRoute(deps, tenant, id));
+}
+
+export async function listRoutes(deps: ApiDeps, tenant: Tenant, query: PageQuery & { sourceId?: string; destinationId?: string }) {
+  const page = await deps.store.routes.list(tenant.org.id, query, {
+    equals: { sourceId: query.sourceId, destinationId: query.destinationId },
+  });
+  return { rows: page.rows.map(routeView), total: page.total };
+}
+
+export async function setRouteEnabled(deps: ApiDeps, tenant: Tenant, id: string, enabled: boolean | undefined) {
+  const current = await requireRoute(deps, tenant, id);
+  if (enabled === undefined) return routeView(current);
+  const updated = await deps.store.routes.update(tenant.org.id, id, { enabled });
+  if (!updated) throw new NotFoundError(`Route ${id} not found`);
+  return routeView(updated);
+}
+
+export async function deleteRoute(deps: ApiDeps, tenant: Tenant, id: string): Promise<void> {
+  if (!(await deps.store.routes.delete(tenant.org.id, id))) throw new NotFoundError(`Route ${id} not found`);
+}

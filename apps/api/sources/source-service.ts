@@ -1,0 +1,157 @@
+import { ConflictError, NotFoundError, ValidationError } from '../../../libs/errors/errors.js';
+import { newId } from '../../../libs/ids/ids.js';
+import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
+import type { SourceRow } from '../../../libs/store/entities/source.js';
+import { generateSigningSecret } from '../../../libs/secrets/signing-secret.js';
+import { DEFAULT_TOLERANCE_SECONDS, type VerificationConfigInput } from '../../../libs/signatures/verification-config.js';
+import type { ApiDeps, Tenant } from '../api-deps.js';
+import { isUniqueViolation } from '../../../libs/store/unique-violation.js';
+import type { CreateSourceInput, PatchSourceInput } from './source-schema.js';
+import { sourceSummary, sourceView } from './source-view.js';
+
+/** Providers whose webhooks are signed in a known way; their source verifies that way unless told otherwise. */
+const PROVIDER_VERIFICATION: Partial<Record<string, VerificationConfigInput['type']>> = {
+  codehost: 'codehost',
+  payments: 'payments',
+  commerce: 'commerce',
+  chat: 'chat',
+  telecom: 'telecom',
+};
+
+interface SealedVerification {
+  verification: Record<string, unknown>;
+  secretSealed: string | null;
+}
+
+/** Splits a verification config into its stored settings and its sealed secret (generated when absent). */
+function sealVerification(deps: ApiDeps, config: VerificationConfigInput, keepSecret: string | null): SealedVerification {
+  const { secret, ...settings } = config as VerificationConfigInput & { secret?: string };
+  if (config.type === 'none') return { verification: settings, secretSealed: null };
+  if (secret !== undefined) return { verification: settings, secretSealed: deps.secrets.seal(secret) };
+  return { verification: settings, secretSealed: keepSecret ?? deps.secrets.seal(generateSigningSecret()) };
+}
+
+function defaultVerification(provider: string | undefined): VerificationConfigInput {
+  const type = provider ? PROVIDER_VERIFICATION[provider] : undefined;
+  return (type ? { type, toleranceSeconds: DEFAULT_TOLERANCE_SECONDS } : { type: 'none' }) as VerificationConfigInput;
+}
+
+/** Rules that span fields, checked on the merged result of a create or a patch. */
+function checkConsistency(row: SourceRow): void {
+  const details = [];
+  if (row.ipFilterMode === 'allowlist' && row.ipAllowlist.length === 0) {
+    details.push({ field: 'ipAllowlist', message: 'must not be empty when ipFilterMode is allowlist' });
+  }
+  if (row.ipFilterMode === 'denylist' && row.ipDenylist.length === 0) {
+    details.push({ field: 'ipDenylist', message: 'must not be empty when ipFilterMode is denylist' });
+  }
+  if (row.dedupEnabled && row.dedupStrategy === 'idempotency_key' && !row.dedupCustomHeader) {
+    details.push({ field: 'dedupCustomHeader', message: 'is required when dedupStrategy is idempotency_key' });
+  }
+  if (details.length) throw new ValidationError(`Source is invalid: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details);
+}
+
+async function requireSource(deps: ApiDeps, tenant: Tenant, id: string): Promise<SourceRow> {
+  const row = await deps.store.sources.get(tenant.org.id, id);
+  if (!row) throw new NotFoundError(`Source ${id} not found`);
+  return row;
+}
+
+export async function createSource(deps: ApiDeps, tenant: Tenant, input: CreateSourceInput) {
+  const now = deps.now();
+  const sealed = sealVerification(deps, input.verificationConfig ?? defaultVerification(input.provider), null);
+  const row: SourceRow = {
+    id: newId('src'),
+    orgId: tenant.org.id,
+    name: input.name,
+    slug: input.slug,
+    description: input.description ?? null,
+    provider: input.provider ?? null,
+    ...sealed,
+    rejectInvalidSignatures: input.rejectInvalidSignatures ?? false,
+    rateLimitPerMinute: input.rateLimitPerMinute ?? null,
+    ipFilterMode: input.ipFilterMode ?? 'none',
+    ipAllowlist: input.ipAllowlist ?? [],
+    ipDenylist: input.ipDenylist ?? [],
+    encryptFields: input.encryptFields ?? [],
+    maskFields: input.maskFields ?? [],
+    dedupEnabled: input.dedupEnabled ?? false,
+    dedupStrategy: input.dedupStrategy ?? 'auto',
+    dedupWindowHours: input.dedupWindowHours ?? 24,
+    dedupCustomHeader: input.dedupCustomHeader ?? null,
+    enabled: input.enabled ?? true,
+    eventsCount: 0,
+    lastEventAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  checkConsistency(row);
+  if (await deps.store.sources.findOneBy(tenant.org.id, { slug: row.slug })) throw duplicateSlug(row.slug);
+  try {
+    await deps.store.sources.insert(row);
+  } catch (error) {
+    // Two concurrent creates with one slug: the unique index decides.
+    if (isUniqueViolation(error)) throw duplicateSlug(row.slug);
+    throw error;
+  }
+  return sourceView(deps, tenant, row);
+}
+
+const duplicateSlug = (slug: string) => new ConflictError('DUPLICATE_SLUG', `A source with slug "${slug}" already exists`);
+
+export async function getSource(deps: ApiDeps, tenant: Tenant, id: string) {
+  return sourceView(deps, tenant, await requireSource(deps, tenant, id));
+}
+
+export async function listSources(
+  deps: ApiDeps,
+  tenant: Tenant,
+  query: PageQuery & { enabled?: boolean; search?: string },
+) {
+  const page = await deps.store.sources.list(tenant.org.id, query, {
+    equals: { enabled: query.enabled },
+    search: query.search ? { text: query.search, properties: ['name', 'slug'] } : undefined,
+  });
+  return { rows: page.rows.map((row) => sourceSummary(deps, tenant, row)), total: page.total };
+}
+
+export async function updateSource(deps: ApiDeps, tenant: Tenant, id: string, patch: PatchSourceInput) {
+  const current = await requireSource(deps, tenant, id);
+  const { slug, verificationConfig, ...settings } = patch;
+  if (slug !== undefined && slug !== current.slug) {
+    throw new ValidationError('The slug cannot be changed: it is part of the webhook URL', [
+      { field: 'slug', message: 'is immutable after creation' },
+    ]);
+  }
+  const changes: Partial<SourceRow> = { ...settings, updatedAt: deps.now() };
+  if (verificationConfig) {
+    const sameType = current.verification.type === verificationConfig.type;
+    Object.assign(changes, sealVerification(deps, verificationConfig, sameType ? current.secretSealed : null));
+  }
+  checkConsistency({ ...current, ...changes });
+  const updated = await deps.store.sources.update(tenant.org.id, id, changes);
+  if (!updated) throw new NotFoundError(`Source ${id} not found`);
+  return sourceView(deps, tenant, updated);
+}
+
+export async function deleteSource(deps: ApiDeps, tenant: Tenant, id: string): Promise<void> {
+  if (!(await deps.store.sources.delete(tenant.org.id, id))) throw new NotFoundError(`Source ${id} not found`);
+}
+
+/** Replaces the verification secret; the old one stops verifying at once. The new one is shown only here. */
+export async function rotateSourceSecret(deps: ApiDeps, tenant: Tenant, id: string) {
+  const current = await requireSource(deps, tenant, id);
+  const type = current.verification.type as VerificationConfigInput['type'];
+  if (type === 'none') {
+    throw new ValidationError('This source does not verify signatures, so it has no secret to rotate', [
+      { field: 'verificationConfig.type', message: 'is none' },
+    ]);
+  }
+  const secret = generateSigningSecret();
+  await deps.store.sources.update(tenant.org.id, id, { secretSealed: deps.secrets.seal(secret), updatedAt: deps.now() });
+  return {
+    id,
+    verificationConfig: { type, secret },
+    message: 'Secret rotated. The previous secret is no longer valid; store this one now, it will not be shown again.',
+  };
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { loadConfig, PLANS, type Plan } from '../../libs/config/config.js';
+import { ConfigError, RelayError, ValidationError } from '../../libs/errors/errors.js';
+import { openStore, type Store } from '../../libs/store/store.js';
+
+const USAGE = `Usage:
+  relay orgs create --slug <slug> [--plan free|starter|pro|business|enterprise]
+  relay orgs list
+  relay keys create --org <slug> [--name <name>]
+  relay migrate
+Environment: DATABASE_URL (PostgreSQL) or RELAY_DATA_DIR (SQLite, default ./data).`;
+
+type Command = (store: Store, flags: Record<string, string | undefined>) => Promise<string>;
+
+const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+const commands: Record<string, Command> = {
+  'orgs create': async (store, { slug, plan = 'pro' }) => {
+    if (!slug || !SLUG.test(slug)) throw new ValidationError('--slug must be lowercase alphanumeric with hyphens', [], 'INVALID_SLUG');
+    if (!(PLANS as readonly string[]).includes(plan)) throw new ValidationError(`--plan must be one of ${PLANS.join(', ')}`);
+    if (await store.organizations.bySlug(slug)) throw new ValidationError(`organization "${slug}" already exists`);
+    const org = await store.organizations.create(slug, plan as Plan);
+    return `created organization ${org.slug} (${org.id}, plan ${org.plan})`;
+  },
+  'orgs list': async (store) => {
+    const orgs = await store.organizations.list();
+    return orgs.map((org) => `${org.slug}\t${org.plan}\t${org.id}`).join('\n') || '(no organizations)';
+  },
+  'keys create': async (store, { org: slug, name = 'cli' }) => {
+    const org = slug ? await store.organizations.bySlug(slug) : null;
+    if (!org) throw new ValidationError(`--org must name an existing organization${slug ? `; "${slug}" does not exist` : ''}`);
+    const { key } = await store.organizations.createKey(org.id, name);
+    return `API key for ${org.slug} (shown once):\n${key}`;
+  },
+  // Opening the store applies pending migrations.
+  migrate: async () => 'migrations applied',
+};
+
+async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    options: { slug: { type: 'string' }, plan: { type: 'string' }, org: { type: 'string' }, name: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+  });
+  const name = positionals.join(' ');
+  const command = commands[name];
+  if (values.help || !command) {
+    process.stdout.write(`${USAGE}\n`);
+    return values.help ? 0 : 2;
+  }
+  const config = loadConfig(process.env);
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    process.stdout.write(`${await command(store, values as Record<string, string | undefined>)}\n`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    const known = error instanceof RelayError || error instanceof ConfigError;
+    process.stderr.write(`relay: ${known ? (error as Error).message : (error as Error)?.stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,147 @@
+import path from 'node:path';
+import { ConfigError } from '../errors/errors.js';
+
+export type Plan = 'free' | 'starter' | 'pro' | 'business' | 'enterprise';
+export const PLANS: readonly Plan[] = ['free', 'starter', 'pro', 'business', 'enterprise'];
+export type Role = 'all' | 'gateway' | 'router' | 'deliverer' | 'recorder' | 'api';
+export const ROLES: readonly Role[] = ['all', 'gateway', 'router', 'deliverer', 'recorder', 'api'];
+
+/** The whole configuration, read and validated once at start, then passed down. */
+export interface Config {
+  port: number;
+  host: string;
+  role: Role;
+  dataDir: string;
+  databaseUrl?: string;
+  kafkaBrokers?: string[];
+  kafkaClientId: string;
+  apiKey?: string;
+  org: string;
+  defaultPlan: Plan;
+  publicUrl: string;
+  encryptionKey?: Buffer;
+  fsync: 'normal' | 'full';
+  retryJitter: number;
+  trustProxy: number;
+  blockPrivateDestinations: boolean;
+  payloadRetentionDays: number;
+  eventRetentionDays: number;
+  metricsToken?: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  shutdownTimeoutMs: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `expected an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function decimal(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw new ConfigError(name, `must be a number between ${min} and ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = read(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = read(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(name, `expected true or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = read(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function encryptionKey(env: Env): Buffer | undefined {
+  const raw = read(env, 'RELAY_ENCRYPTION_KEY');
+  if (raw === undefined) return undefined;
+  const key = Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError('RELAY_ENCRYPTION_KEY', `must be 32 bytes in base64, got ${key.length} bytes`);
+  return key;
+}
+
+function brokers(env: Env): string[] | undefined {
+  const raw = read(env, 'KAFKA_BROKERS');
+  if (raw === undefined) return undefined;
+  const list = raw.split(',').map((b) => b.trim()).filter(Boolean);
+  for (const broker of list) {
+    if (!/^[^\s:/]+:\d{1,5}$/.test(broker)) throw new ConfigError('KAFKA_BROKERS', `"${broker}" is not host:port`);
+  }
+  return list;
+}
+
+const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+/** Reads and validates the environment. Throws ConfigError naming the first bad variable. */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const org = read(env, 'RELAY_ORG') ?? 'default';
+  if (!SLUG.test(org)) throw new ConfigError('RELAY_ORG', 'must be lowercase alphanumeric with hyphens');
+  const apiKey = read(env, 'RELAY_API_KEY');
+  if (apiKey !== undefined && apiKey.length < 16) throw new ConfigError('RELAY_API_KEY', 'must be at least 16 characters');
+  const config: Config = {
+    port,
+    host: read(env, 'HOST') ?? '0.0.0.0',
+    role: oneOf(env, 'RELAY_ROLE', ROLES, 'all'),
+    dataDir: path.resolve(read(env, 'RELAY_DATA_DIR') ?? './data'),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    kafkaBrokers: brokers(env),
+    kafkaClientId: read(env, 'KAFKA_CLIENT_ID') ?? 'webhook-relay',
+    apiKey,
+    org,
+    defaultPlan: oneOf(env, 'RELAY_DEFAULT_PLAN', PLANS, 'pro'),
+    publicUrl: url(env, 'RELAY_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
+    encryptionKey: encryptionKey(env),
+    fsync: oneOf(env, 'RELAY_FSYNC', ['normal', 'full'] as const, 'normal'),
+    retryJitter: decimal(env, 'RELAY_RETRY_JITTER', 0.1, 0, 1),
+    trustProxy: integer(env, 'RELAY_TRUST_PROXY', 0, 0, 10),
+    blockPrivateDestinations: bool(env, 'RELAY_BLOCK_PRIVATE_DESTINATIONS', false),
+    payloadRetentionDays: integer(env, 'RELAY_PAYLOAD_RETENTION_DAYS', 30, 1, 3650),
+    eventRetentionDays: integer(env, 'RELAY_EVENT_RETENTION_DAYS', 90, 1, 3650),
+    metricsToken: read(env, 'RELAY_METRICS_TOKEN'),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    shutdownTimeoutMs: integer(env, 'RELAY_SHUTDOWN_TIMEOUT_MS', 15000, 0, 600000),
+    ...overrides,
+  };
+  if (config.payloadRetentionDays > config.eventRetentionDays) {
+    throw new ConfigError('RELAY_PAYLOAD_RETENTION_DAYS', 'must not exceed RELAY_EVENT_RETENTION_DAYS');
+  }
+  return config;
+}

@@ -1,0 +1,31 @@
+import type { Context, Next } from 'koa';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import { RelayError } from '../errors/errors.js';
+
+export interface JsonBodyOptions {
+  limit?: string;
+}
+
+function hasBody(ctx: Context): boolean {
+  const length = ctx.request.headers['content-length'];
+  return ctx.request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** JSON request bodies only: a body of any other type is 415, malformed JSON is 400 INVALID_JSON. */
+export function jsonBody(options: JsonBodyOptions = {}) {
+  const parse = koaBody({
+    json: true,
+    jsonStrict: true,
+    jsonLimit: options.limit ?? '1mb',
+    urlencoded: false,
+    text: false,
+    multipart: false,
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+  });
+  return async function readJson(ctx: Context, next: Next): Promise<void> {
+    if (hasBody(ctx) && !ctx.request.is('application/json', 'application/*+json')) {
+      throw new RelayError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be application/json');
+    }
+    await parse(ctx, next);
+  };
+}

@@ -1,0 +1,67 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { DataSource, type EntitySchema } from 'typeorm';
+import { UnavailableError } from '../errors/errors.js';
+import { ApiKeyEntity } from './entities/api-key.js';
+import { DestinationEntity } from './entities/destination.js';
+import { OrganizationEntity } from './entities/organization.js';
+import { RouteEntity } from './entities/route.js';
+import { SourceEntity } from './entities/source.js';
+import { Foundation1795305600000 } from './migrations/0001-foundation.js';
+
+export interface DataSourceOptions {
+  /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
+  databaseUrl?: string;
+  dataDir: string;
+  /** Extra entities and migrations contributed by later layers (events, deliveries...). */
+  entities?: EntitySchema<any>[];
+  migrations?: (new () => import('typeorm').MigrationInterface)[];
+}
+
+export const FOUNDATION_ENTITIES = [OrganizationEntity, ApiKeyEntity, SourceEntity, DestinationEntity, RouteEntity];
+export const FOUNDATION_MIGRATIONS = [Foundation1795305600000];
+
+export type DatabaseKind = 'sqlite' | 'postgres';
+
+export function databaseKind(dataSource: DataSource): DatabaseKind {
+  return dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
+}
+
+/** Opens the database and applies pending migrations; never `synchronize`. */
+export async function openDataSource(options: DataSourceOptions): Promise<DataSource> {
+  const entities = [...FOUNDATION_ENTITIES, ...(options.entities ?? [])];
+  const migrations = [...FOUNDATION_MIGRATIONS, ...(options.migrations ?? [])];
+  let dataSource: DataSource;
+  if (options.databaseUrl) {
+    dataSource = new DataSource({
+      type: 'postgres',
+      url: options.databaseUrl,
+      entities,
+      migrations,
+      migrationsTableName: 'relay_migrations',
+      extra: { max: 20 },
+    });
+  } else {
+    fs.mkdirSync(options.dataDir, { recursive: true });
+    dataSource = new DataSource({
+      type: 'better-sqlite3',
+      database: path.join(options.dataDir, 'relay.sqlite'),
+      entities,
+      migrations,
+      migrationsTableName: 'relay_migrations',
+      enableWAL: true,
+      prepareDatabase: (db: { pragma(sql: string): unknown }) => {
+        db.pragma('busy_timeout = 5000');
+        db.pragma('synchronous = NORMAL');
+        db.pragma('foreign_keys = ON');
+      },
+    });
+  }
+  try {
+    await dataSource.initialize();
+  } catch (error) {
+    throw new UnavailableError(`Cannot open the database: ${(error as Error).message}`, error);
+  }
+  await dataSource.runMigrations({ transaction: 'each' });
+  return dataSource;
+}

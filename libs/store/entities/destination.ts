@@ -1,0 +1,57 @@
+import { EntitySchema } from 'typeorm';
+import { column } from '../columns.js';
+
+export type HttpMethod = 'POST' | 'PUT' | 'PATCH';
+export type AuthType = 'none' | 'basic' | 'bearer' | 'api_key' | 'custom_header';
+
+export interface RetryPolicy {
+  maxRetries: number;
+  initialDelay: number;
+  maxDelay: number;
+  backoffMultiplier: number;
+}
+
+/** A destination as stored: credentials and the relay's signing secret are sealed. */
+export interface DestinationRow {
+  id: string;
+  orgId: string;
+  name: string;
+  slug: string;
+  url: string;
+  method: HttpMethod;
+  description: string | null;
+  headers: Record<string, string>;
+  authType: AuthType;
+  authConfigSealed: string | null;
+  signingSecretSealed: string;
+  timeoutMs: number;
+  rateLimitPerMinute: number | null;
+  retryPolicy: RetryPolicy;
+  enabled: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export const DestinationEntity = new EntitySchema<DestinationRow>({
+  name: 'Destination',
+  tableName: 'destinations',
+  columns: {
+    id: column.id(),
+    orgId: { ...column.ref(), name: 'org_id' },
+    name: column.varchar(200),
+    slug: column.varchar(100),
+    url: column.varchar(2048),
+    method: column.varchar(8),
+    description: column.text(true),
+    headers: column.json(),
+    authType: { ...column.varchar(16), name: 'auth_type' },
+    authConfigSealed: { ...column.text(true), name: 'auth_config_sealed' },
+    signingSecretSealed: { ...column.text(), name: 'signing_secret_sealed' },
+    timeoutMs: { ...column.integer(), name: 'timeout_ms' },
+    rateLimitPerMinute: { ...column.integer(true), name: 'rate_limit_per_minute' },
+    retryPolicy: { ...column.json(), name: 'retry_policy' },
+    enabled: column.boolean(),
+    createdAt: { ...column.timestamp(), name: 'created_at' },
+    updatedAt: { ...column.timestamp(), name: 'updated_at' },
+  },
+});

@@ -1,0 +1,24 @@
+import { EntitySchema } from 'typeorm';
+import { column } from '../columns.js';
+
+export interface RouteRow {
+  id: string;
+  orgId: string;
+  sourceId: string;
+  destinationId: string;
+  enabled: boolean;
+  createdAt: number;
+}
+
+export const RouteEntity = new EntitySchema<RouteRow>({
+  name: 'Route',
+  tableName: 'routes',
+  columns: {
+    id: column.id(),
+    orgId: { ...column.ref(), name: 'org_id' },
+    sourceId: { ...column.ref(), name: 'source_id' },
+    destinationId: { ...column.ref(), name: 'destination_id' },
+    enabled: column.boolean(),
+    createdAt: { ...column.timestamp(), name: 'created_at' },
+  },
+});
