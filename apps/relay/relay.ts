@@ -1,17 +1,39 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type Router from '@koa/router';
+import { randomBytes } from 'node:crypto';
+import type { Broker } from '../../libs/broker/broker.js';
+import { createBroker } from '../../libs/broker/create-broker.js';
 import type { Config } from '../../libs/config/config.js';
+import { UnavailableError } from '../../libs/errors/errors.js';
+import { createHttpApp } from '../../libs/http/http-app.js';
+import { startHttpServer } from '../../libs/http/http-server.js';
+import { probeRouter } from '../../libs/http/probe-router.js';
 import { createLogger, type Logger } from '../../libs/logging/logger.js';
-import { createSecretBox } from '../../libs/secrets/secret-box.js';
+import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
+import { metricsRouter } from '../../libs/metrics/metrics-router.js';
+import { CONFIG_TOPIC, INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
+import { decodeConfigChange, encodeConfigChange, type ConfigChange } from '../../libs/pipeline/config-change.js';
+import { decodeRecords } from '../../libs/pipeline/decode-records.js';
 import { loadOrCreateKeyFile } from '../../libs/secrets/key-file.js';
+import { createSecretBox } from '../../libs/secrets/secret-box.js';
+import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
+import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { openStore, type Store } from '../../libs/store/store.js';
-import { createApiApp } from '../api/api-app.js';
+import { ATTEMPTS_TOPIC } from '../../libs/pipeline/attempt-record.js';
+import { DEAD_LETTER_TOPIC } from '../../libs/pipeline/delivery-job.js';
+import { RETRY_TIER_TOPICS } from '../../libs/delivery/retry-schedule.js';
+import { apiRouter } from '../api/api-app.js';
+import { createRecorderConsumer } from '../recorder/recorder-consumer.js';
+import { createRouterConsumer } from '../router/router-consumer.js';
+import { createRouteTargets } from '../router/route-targets.js';
+import { ingestRouter } from '../gateway/ingest-router.js';
+import { createSourceResolver } from '../gateway/source-resolver.js';
 import { bootstrapOrganization, type BootstrapResult } from './bootstrap.js';
 
 export interface RunningRelay {
   url: string;
   port: number;
   store: Store;
+  broker: Broker;
   bootstrap: BootstrapResult;
   close(): Promise<void>;
 }
@@ -20,41 +42,108 @@ export interface RelayOptions {
   logger?: Logger;
 }
 
+const serves = (config: Config, role: Config['role']) => config.role === 'all' || config.role === role;
+
+/** Topics every role expects; partitions allow that many consumers of a group to share the work. */
+const CORE_TOPICS = [
+  { topic: INGEST_TOPIC, partitions: 8 },
+  { topic: ATTEMPTS_TOPIC, partitions: 8 },
+  { topic: CONFIG_TOPIC, partitions: 1 },
+  { topic: DEAD_LETTER_TOPIC, partitions: 1 },
+  ...RETRY_TIER_TOPICS.map((topic) => ({ topic, partitions: 4 })),
+];
+
 /** The composition root: wires config, store, broker and metrics into the roles this process runs. */
 export async function startRelay(config: Config, options: RelayOptions = {}): Promise<RunningRelay> {
   const logger = options.logger ?? createLogger({ level: config.logLevel });
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const metrics = createRelayMetrics();
+  const closers: (() => Promise<void>)[] = [];
+  const closeAll = async () => {
+    for (const close of closers.reverse()) await close().catch((error) => logger.error({ err: error }, 'error while closing'));
+  };
   try {
+    const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    closers.push(() => store.close());
     if (config.databaseUrl && !config.encryptionKey) {
       logger.warn('RELAY_ENCRYPTION_KEY is not set: secrets are sealed with a key file in RELAY_DATA_DIR, which other machines sharing this database cannot read');
     }
     const secrets = createSecretBox(config.encryptionKey ?? (await loadOrCreateKeyFile(config.dataDir)));
-    const bootstrap = await bootstrapOrganization(store, config, logger);
-    const api = createApiApp({ store, secrets, publicUrl: config.publicUrl, logger, now: Date.now });
-    const server = http.createServer(api.callback());
-    server.headersTimeout = 30_000;
-    server.requestTimeout = 120_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => resolve());
+    const broker = await createBroker({
+      kafkaBrokers: config.kafkaBrokers,
+      clientId: config.kafkaClientId,
+      dataDir: config.dataDir,
+      fsync: config.fsync,
+      logger,
     });
-    const port = (server.address() as AddressInfo).port;
-    const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-    return {
-      url: `http://${host}:${port}`,
-      port,
-      store,
-      bootstrap,
-      async close() {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
-        await store.close();
-      },
+    closers.push(() => broker.close());
+    await broker.admin().ensureTopics(CORE_TOPICS);
+    const producer = broker.producer();
+    const publish = async (topic: string, message: Parameters<typeof producer.send>[1][number]) => {
+      const stopTimer = metrics.brokerPublishDuration.startTimer({ topic });
+      await producer.send(topic, [message]);
+      stopTimer();
     };
+    const bootstrap = await bootstrapOrganization(store, config, logger);
+
+    const resolver = createSourceResolver({
+      lookup: { organizationBySlug: (slug) => store.organizations.bySlug(slug), sourceBySlug: (orgId, slug) => store.sources.findOneBy(orgId, { slug }) },
+      secrets,
+    });
+    const routeTargets = createRouteTargets(store.sql);
+    const applyChange = (change: ConfigChange) => {
+      if (change.kind !== 'destination') resolver.invalidate();
+      routeTargets.invalidate();
+    };
+    // Every process hears every change: a group of its own, starting at the newest record.
+    const configConsumer = broker.consumer({
+      groupId: `config-${randomBytes(6).toString('hex')}`,
+      topics: [CONFIG_TOPIC],
+      handleBatch: async (batch) => {
+        for (const change of await decodeRecords(batch.records, decodeConfigChange, (topic, messages) => producer.send(topic, messages))) applyChange(change);
+      },
+    });
+    await configConsumer.start();
+    closers.push(() => configConsumer.stop());
+    const announce = async (change: ConfigChange) => {
+      applyChange(change);
+      await publish(CONFIG_TOPIC, encodeConfigChange(change));
+    };
+    const pipeline = [];
+    if (serves(config, 'router')) {
+      pipeline.push(createRouterConsumer(broker, { sql: store.sql, routesFor: routeTargets.forSource, publish: (topic, messages) => producer.send(topic, messages), now: Date.now }));
+    }
+    if (serves(config, 'recorder')) pipeline.push(createRecorderConsumer(broker, store.sql));
+    for (const consumer of pipeline) {
+      await consumer.start();
+      closers.push(() => consumer.stop());
+    }
+
+    const ready = async () => {
+      try {
+        await store.ping();
+      } catch (error) {
+        throw new UnavailableError('The store is not reachable', error);
+      }
+    };
+    const routers: Router[] = [probeRouter(ready), metricsRouter(metrics.registry, config.metricsToken)];
+    if (serves(config, 'api')) routers.push(apiRouter({ store, secrets, publicUrl: config.publicUrl, logger, now: Date.now, announce }));
+    if (serves(config, 'gateway')) {
+      const ledger = createDedupLedger(store.sql);
+      const rateWindows = createRateWindows(store.sql);
+      routers.push(
+        ingestRouter({
+          deps: { resolveSource: resolver.get, dedup: ledger, rateWindows, publish, now: Date.now },
+          metrics,
+          trustProxy: config.trustProxy,
+          publicUrl: config.publicUrl,
+        }),
+      );
+    }
+    const server = await startHttpServer(createHttpApp(routers, logger), { port: config.port, host: config.host });
+    closers.push(() => server.close());
+    return { url: server.url, port: server.port, store, broker, bootstrap, close: closeAll };
   } catch (error) {
-    await store.close();
+    await closeAll();
     throw error;
   }
 }

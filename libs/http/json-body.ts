@@ -15,6 +15,7 @@ function hasBody(ctx: Context): boolean {
 export function jsonBody(options: JsonBodyOptions = {}) {
   const parse = koaBody({
     json: true,
+    // Any JSON value parses; a body that is valid JSON but not an object is the validator's VALIDATION_ERROR.
     jsonStrict: true,
     jsonLimit: options.limit ?? '1mb',
     urlencoded: false,

@@ -8,6 +8,8 @@ import { OrganizationEntity } from './entities/organization.js';
 import { RouteEntity } from './entities/route.js';
 import { SourceEntity } from './entities/source.js';
 import { Foundation1795305600000 } from './migrations/0001-foundation.js';
+import { Ingest1795305600001 } from './migrations/0002-ingest.js';
+import { Pipeline1795305600002 } from './migrations/0003-pipeline.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -19,7 +21,7 @@ export interface DataSourceOptions {
 }
 
 export const FOUNDATION_ENTITIES = [OrganizationEntity, ApiKeyEntity, SourceEntity, DestinationEntity, RouteEntity];
-export const FOUNDATION_MIGRATIONS = [Foundation1795305600000];
+export const FOUNDATION_MIGRATIONS = [Foundation1795305600000, Ingest1795305600001, Pipeline1795305600002];
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 

@@ -9,6 +9,7 @@ import { RouteEntity, type RouteRow } from './entities/route.js';
 import { SourceEntity, type SourceRow } from './entities/source.js';
 import { openDataSource, databaseKind, type DataSourceOptions, type DatabaseKind } from './data-source.js';
 import { OrgScopedRepository } from './org-scoped-repository.js';
+import { openSqlClient, type SqlClient } from './sql-client.js';
 
 export const hashApiKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
@@ -76,6 +77,8 @@ export class OrganizationRepository {
 export interface Store {
   kind: DatabaseKind;
   dataSource: DataSource;
+  /** Driver-level access for hot paths, on connections of its own. */
+  sql: SqlClient;
   organizations: OrganizationRepository;
   sources: OrgScopedRepository<SourceRow>;
   destinations: OrgScopedRepository<DestinationRow>;
@@ -86,9 +89,11 @@ export interface Store {
 
 export async function openStore(options: DataSourceOptions): Promise<Store> {
   const dataSource = await openDataSource(options);
+  const sql = openSqlClient(options);
   return {
     kind: databaseKind(dataSource),
     dataSource,
+    sql,
     organizations: new OrganizationRepository(dataSource),
     sources: new OrgScopedRepository(dataSource, SourceEntity),
     destinations: new OrgScopedRepository(dataSource, DestinationEntity),
@@ -97,6 +102,7 @@ export async function openStore(options: DataSourceOptions): Promise<Store> {
       await dataSource.query('SELECT 1');
     },
     close: async () => {
+      await sql.close();
       if (dataSource.isInitialized) await dataSource.destroy();
     },
   };

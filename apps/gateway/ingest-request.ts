@@ -1,0 +1,118 @@
+import type { IncomingMessage } from 'node:http';
+import { RateLimitedError } from '../../libs/errors/errors.js';
+import { newId } from '../../libs/ids/ids.js';
+import { dedupKeys } from '../../libs/dedup/dedup-keys.js';
+import { payloadHash } from '../../libs/dedup/payload-hash.js';
+import { matchesAny, parseClientAddress } from '../../libs/net/ip-rules.js';
+import { encodeIngestMessage, INGEST_TOPIC, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
+import { verifySignature } from '../../libs/signatures/verify-signature.js';
+import type { LedgerKey } from '../../libs/store/dedup-ledger.js';
+import { IpNotAllowedError, InvalidSignatureError, SourceDisabledError, SourceNotFoundError } from './ingest-errors.js';
+import { readRawBody } from './raw-body.js';
+import type { ResolvedSource } from './source-resolver.js';
+
+/** The ports ingest runs on; the composition root wires the store, the broker and the cache in. */
+export interface IngestDeps {
+  resolveSource(orgSlug: string, sourceSlug: string): Promise<ResolvedSource | null>;
+  dedup: {
+    claim(sourceId: string, keys: LedgerKey[], eventId: string, nowMs: number): Promise<string | null>;
+    release(sourceId: string, keys: LedgerKey[], eventId: string): Promise<void>;
+  };
+  rateWindows: { hit(bucket: string, windowMs: number, nowMs: number): Promise<number> };
+  publish(topic: string, message: ReturnType<typeof encodeIngestMessage>): Promise<void>;
+  now(): number;
+}
+
+export interface IngestInput {
+  orgSlug: string;
+  sourceSlug: string;
+  request: IncomingMessage;
+  clientIp: string | undefined;
+  /** The URL the provider called, for signatures that cover it (telecom). */
+  publicUrl: string;
+}
+
+export interface IngestResult {
+  eventId: string;
+  status: 'received' | 'duplicate';
+}
+
+function checkIp(resolved: ResolvedSource, clientIp: string | undefined): void {
+  const mode = resolved.source.ipFilterMode;
+  if (mode === 'none') return;
+  const address = clientIp === undefined ? undefined : parseClientAddress(clientIp);
+  const listed = address !== undefined && matchesAny(address, resolved.ipRules);
+  if (mode === 'allowlist' ? !listed : listed) throw new IpNotAllowedError();
+}
+
+/** The plan's requests per second and the source's own per-minute limit, counted across gateways. */
+async function checkRate(deps: IngestDeps, resolved: ResolvedSource, nowMs: number): Promise<void> {
+  const id = resolved.source.id;
+  const perSecond = await deps.rateWindows.hit(`s:${id}`, 1000, nowMs);
+  if (perSecond > resolved.limits.requestsPerSecond) throw new RateLimitedError(1000 - (nowMs % 1000), `Rate limit of ${resolved.limits.requestsPerSecond} requests per second exceeded`);
+  const perMinuteLimit = resolved.source.rateLimitPerMinute;
+  if (perMinuteLimit === null) return;
+  const perMinute = await deps.rateWindows.hit(`m:${id}`, 60_000, nowMs);
+  if (perMinute > perMinuteLimit) throw new RateLimitedError(60_000 - (nowMs % 60_000), `Rate limit of ${perMinuteLimit} events per minute exceeded`);
+}
+
+function parseJson(body: Buffer, contentType: string | null): unknown {
+  if (!contentType || !/\bjson\b/i.test(contentType)) return undefined;
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    // Kept raw: a body that does not parse under its content type is still accepted.
+    return undefined;
+  }
+}
+
+function receivedHeaders(request: IncomingMessage): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(request.headers)) if (value !== undefined) headers[name] = value;
+  return headers;
+}
+
+/**
+ * Accepts one webhook: resolve, filter, limit, read, verify, dedup, publish. Answers `received` only
+ * after the broker holds the event durably; nothing is published for any refused request.
+ */
+export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promise<IngestResult> {
+  const receivedAt = deps.now();
+  const resolved = await deps.resolveSource(input.orgSlug, input.sourceSlug);
+  if (!resolved) throw new SourceNotFoundError();
+  if (!resolved.source.enabled) throw new SourceDisabledError();
+  checkIp(resolved, input.clientIp);
+  await checkRate(deps, resolved, receivedAt);
+  const body = await readRawBody(input.request, resolved.limits.maxPayloadBytes);
+  const headers = receivedHeaders(input.request);
+  const signature = verifySignature({ config: resolved.verification, rawBody: body, headers, publicUrl: input.publicUrl, nowMs: deps.now() });
+  if (!signature.valid && resolved.source.rejectInvalidSignatures) throw new InvalidSignatureError(signature.reason ?? 'invalid');
+  const validatedAt = deps.now();
+  const contentType = typeof headers['content-type'] === 'string' ? headers['content-type'] : null;
+  const eventId = newId('evt');
+  const keys = dedupKeys({ source: resolved.source, rawBody: body, json: parseJson(body, contentType), headers });
+  const holder = await deps.dedup.claim(resolved.source.id, keys, eventId, validatedAt);
+  if (holder !== null) return { eventId: holder, status: 'duplicate' };
+  const meta: IngestMeta = {
+    eventId,
+    orgId: resolved.org.id,
+    sourceId: resolved.source.id,
+    headers,
+    contentType,
+    clientIp: input.clientIp ?? null,
+    payloadHash: payloadHash(body),
+    payloadSize: body.length,
+    signatureValid: signature.valid,
+    receivedAt,
+    validatedAt,
+    queuedAt: deps.now(),
+  };
+  try {
+    await deps.publish(INGEST_TOPIC, encodeIngestMessage(meta, body));
+  } catch (error) {
+    // Not acknowledged, so not accepted: free the keys so the provider's retry is not called a duplicate.
+    await deps.dedup.release(resolved.source.id, keys, eventId);
+    throw error;
+  }
+  return { eventId, status: 'received' };
+}

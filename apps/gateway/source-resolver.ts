@@ -1,0 +1,85 @@
+import { PLAN_LIMITS, type PlanLimits } from '../../libs/config/plan-limits.js';
+import { parseIpRule, type IpRule } from '../../libs/net/ip-rules.js';
+import type { SecretBox } from '../../libs/secrets/secret-box.js';
+import type { VerificationConfig } from '../../libs/signatures/verification-config.js';
+import type { OrganizationRow } from '../../libs/store/entities/organization.js';
+import type { SourceRow } from '../../libs/store/entities/source.js';
+
+/** Everything ingest needs about a source, with its secret opened and its IP rules parsed once. */
+export interface ResolvedSource {
+  org: Pick<OrganizationRow, 'id' | 'slug' | 'plan'>;
+  source: SourceRow;
+  verification: VerificationConfig;
+  ipRules: IpRule[];
+  limits: PlanLimits;
+}
+
+/** The lookups the resolver needs; the store's repositories fit. */
+export interface SourceLookup {
+  organizationBySlug(slug: string): Promise<OrganizationRow | null>;
+  sourceBySlug(orgId: string, slug: string): Promise<SourceRow | null>;
+}
+
+export interface SourceResolverOptions {
+  lookup: SourceLookup;
+  secrets: SecretBox;
+  /** Safety net only: changes made through the API invalidate at once (`invalidate`). */
+  ttlMs?: number;
+  maxEntries?: number;
+  now?: () => number;
+}
+
+function resolve(org: OrganizationRow, source: SourceRow, secrets: SecretBox): ResolvedSource {
+  const verification = {
+    ...source.verification,
+    ...(source.secretSealed === null ? {} : { secret: secrets.open(source.secretSealed) }),
+  } as VerificationConfig;
+  const rules = source.ipFilterMode === 'allowlist' ? source.ipAllowlist : source.ipFilterMode === 'denylist' ? source.ipDenylist : [];
+  return {
+    org: { id: org.id, slug: org.slug, plan: org.plan },
+    source,
+    verification,
+    ipRules: rules.map(parseIpRule).filter((rule): rule is IpRule => rule !== undefined),
+    limits: PLAN_LIMITS[org.plan],
+  };
+}
+
+/**
+ * Resolves `<org slug>/<source slug>` through a cache. Unknown slugs are cached too (as null), so a
+ * flood of requests to a wrong URL does not reach the database; any configuration change clears all.
+ */
+export function createSourceResolver(options: SourceResolverOptions) {
+  const ttlMs = options.ttlMs ?? 30_000;
+  const maxEntries = options.maxEntries ?? 10_000;
+  const now = options.now ?? Date.now;
+  const cache = new Map<string, { value: ResolvedSource | null; expiresAt: number }>();
+  let generation = 0;
+
+  async function load(orgSlug: string, sourceSlug: string): Promise<ResolvedSource | null> {
+    const org = await options.lookup.organizationBySlug(orgSlug);
+    const source = org ? await options.lookup.sourceBySlug(org.id, sourceSlug) : null;
+    return org && source ? resolve(org, source, options.secrets) : null;
+  }
+
+  return {
+    async get(orgSlug: string, sourceSlug: string): Promise<ResolvedSource | null> {
+      const key = `${orgSlug}/${sourceSlug}`;
+      const hit = cache.get(key);
+      if (hit && hit.expiresAt > now()) return hit.value;
+      const startedAt = generation;
+      const value = await load(orgSlug, sourceSlug);
+      // A change that landed while this load ran may have been missed by it: do not cache the result.
+      if (startedAt === generation) {
+        if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
+        cache.set(key, { value, expiresAt: now() + ttlMs });
+      }
+      return value;
+    },
+    invalidate(): void {
+      generation += 1;
+      cache.clear();
+    },
+  };
+}
+
+export type SourceResolver = ReturnType<typeof createSourceResolver>;

@@ -1,0 +1,62 @@
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type Koa from 'koa';
+
+export interface HttpServerOptions {
+  port: number;
+  host: string;
+  /** Larger header sections are refused with 431 before any handler runs. */
+  maxHeaderSize?: number;
+}
+
+export interface RunningServer {
+  server: http.Server;
+  port: number;
+  url: string;
+  /** Stops accepting, lets in-flight requests finish, then closes idle keep-alive connections. */
+  close(): Promise<void>;
+}
+
+const STATUS_FOR_CLIENT_ERROR: Record<string, [number, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'HEADERS_TOO_LARGE'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'REQUEST_TIMEOUT'],
+};
+
+/** Malformed HTTP never reaches Koa; answer it in the same `{error, message, code}` envelope. */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, title, code] = STATUS_FOR_CLIENT_ERROR[error.code ?? ''] ?? [400, 'Bad Request', 'MALFORMED_REQUEST'];
+  const body = JSON.stringify({ error: title, message: `The HTTP request was rejected: ${title.toLowerCase()}`, code });
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+export async function startHttpServer(app: Koa, options: HttpServerOptions): Promise<RunningServer> {
+  const server = http.createServer({ maxHeaderSize: options.maxHeaderSize ?? 16 * 1024, keepAliveTimeout: 65_000 }, app.callback());
+  server.headersTimeout = 30_000;
+  server.requestTimeout = 120_000;
+  server.on('clientError', answerClientError);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
+  return {
+    server,
+    port,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,41 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** Every metric the relay exposes, `relay_` prefixed, in one registry per process. */
+export function createRelayMetrics(options: { defaultMetrics?: boolean } = {}) {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'relay_' });
+  const registers = [registry];
+  return {
+    registry,
+    ingestRequests: new Counter({
+      name: 'relay_ingest_requests_total',
+      help: 'Ingest requests by outcome (received, duplicate, or the error code)',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    ingestDuration: new Histogram({
+      name: 'relay_ingest_duration_seconds',
+      help: 'Ingest request handling time, from first byte to answer',
+      labelNames: ['outcome'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    brokerPublishDuration: new Histogram({
+      name: 'relay_broker_publish_duration_seconds',
+      help: 'Time for the broker to acknowledge a publish durably',
+      labelNames: ['topic'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    consumerLag: new Gauge({
+      name: 'relay_consumer_lag',
+      help: 'Records appended but not yet committed, per consumer group and topic',
+      labelNames: ['group', 'topic'] as const,
+      registers,
+    }),
+  };
+}
+
+export type RelayMetrics = ReturnType<typeof createRelayMetrics>;

@@ -1,0 +1,33 @@
+import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
+import { jsonHeader } from './record-json.js';
+
+export const INGEST_TOPIC = 'relay.ingest';
+export const CONFIG_TOPIC = 'relay.config';
+
+/** What the gateway knows about a received webhook, besides its body. */
+export interface IngestMeta {
+  eventId: string;
+  orgId: string;
+  sourceId: string;
+  /** Header names lower-cased, as received. */
+  headers: Record<string, string | string[]>;
+  contentType: string | null;
+  clientIp: string | null;
+  payloadHash: string;
+  payloadSize: number;
+  signatureValid: boolean;
+  receivedAt: number;
+  validatedAt: number;
+  queuedAt: number;
+}
+
+const META_HEADER = 'relay-meta';
+
+/** The body travels as the record value, byte-exact; the metadata as one JSON header. Key = source id. */
+export function encodeIngestMessage(meta: IngestMeta, body: Buffer): OutgoingMessage {
+  return { key: meta.sourceId, value: body, headers: { [META_HEADER]: JSON.stringify(meta) } };
+}
+
+export function decodeIngestMessage(record: BrokerRecord): { meta: IngestMeta; body: Buffer } {
+  return { meta: jsonHeader<IngestMeta>(record, META_HEADER), body: record.value };
+}

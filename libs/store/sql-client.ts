@@ -1,0 +1,124 @@
+import Database from 'better-sqlite3';
+import path from 'node:path';
+import pg from 'pg';
+import type { DatabaseKind } from './data-source.js';
+
+/**
+ * A thin SQL client for the hot paths (ingest dedup and rate windows, pipeline batches), beside the ORM.
+ * Statements use `?` placeholders on both databases. Its own connection(s): a transaction here never
+ * shares a connection with an ORM transaction.
+ */
+export interface SqlClient {
+  kind: DatabaseKind;
+  /** A boolean as this database takes it as a parameter (SQLite has no boolean type). */
+  bool(value: boolean): boolean | number;
+  all<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Runs a statement and returns the number of rows it changed. */
+  run(sql: string, params?: unknown[]): Promise<number>;
+  transaction<T>(work: (tx: SqlClient) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+const toPgPlaceholders = (sql: string) => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};
+
+/** Serializes work on one SQLite connection: a transaction must not interleave with other statements on it. */
+function createMutex() {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(work: () => Promise<T>): Promise<T> => {
+    const result = tail.then(work, work);
+    tail = result.catch(() => undefined);
+    return result;
+  };
+}
+
+function sqliteClient(file: string): SqlClient {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 10000');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.defaultSafeIntegers(false);
+  const statements = new Map<string, Database.Statement>();
+  const prepared = (sql: string) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
+  };
+  const direct: Omit<SqlClient, 'transaction' | 'close'> = {
+    kind: 'sqlite',
+    bool: (value) => (value ? 1 : 0),
+    all: async <T>(sql: string, params: unknown[] = []) => prepared(sql).all(...params) as T[],
+    run: async (sql, params = []) => {
+      const statement = prepared(sql);
+      return statement.reader ? statement.all(...params).length : statement.run(...params).changes;
+    },
+  };
+  const exclusive = createMutex();
+  const inTransaction: SqlClient = {
+    ...direct,
+    transaction: (work) => work(inTransaction),
+    close: async () => undefined,
+  };
+  return {
+    ...direct,
+    all: (sql, params) => exclusive(() => direct.all(sql, params)),
+    run: (sql, params) => exclusive(() => direct.run(sql, params)),
+    transaction: (work) =>
+      exclusive(async () => {
+        db.exec('BEGIN IMMEDIATE');
+        try {
+          const result = await work(inTransaction);
+          db.exec('COMMIT');
+          return result;
+        } catch (error) {
+          if (db.inTransaction) db.exec('ROLLBACK');
+          throw error;
+        }
+      }),
+    close: async () => {
+      db.close();
+    },
+  };
+}
+
+function postgresClient(url: string): SqlClient {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // BIGINT arrives as text from pg; every BIGINT here is an epoch-ms or a count that fits a double.
+  const types = { getTypeParser: (oid: number, format?: string) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format as 'text')) };
+  const on = (runner: pg.Pool | pg.PoolClient): Omit<SqlClient, 'transaction' | 'close'> => ({
+    kind: 'postgres',
+    bool: (value) => value,
+    all: async <T>(sql: string, params: unknown[] = []) =>
+      (await runner.query({ text: toPgPlaceholders(sql), values: params, types })).rows as T[],
+    run: async (sql, params = []) => (await runner.query({ text: toPgPlaceholders(sql), values: params, types })).rowCount ?? 0,
+  });
+  return {
+    ...on(pool),
+    async transaction(work) {
+      const client = await pool.connect();
+      const tx: SqlClient = { ...on(client), transaction: (inner) => inner(tx), close: async () => undefined };
+      try {
+        await client.query('BEGIN');
+        const result = await work(tx);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+export function openSqlClient(options: { databaseUrl?: string; dataDir: string }): SqlClient {
+  return options.databaseUrl ? postgresClient(options.databaseUrl) : sqliteClient(path.join(options.dataDir, 'relay.sqlite'));
+}
