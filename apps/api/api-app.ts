@@ -6,11 +6,13 @@ import { authenticate } from './authenticate.js';
 import { destinationRoutes } from './destinations/destination-routes.js';
 import { routeRoutes } from './routes/route-routes.js';
 import { sourceRoutes } from './sources/source-routes.js';
+import { transferRoutes } from './transfer/transfer-routes.js';
 
 /** The management API: `/api/*` behind API keys. */
 export function apiRouter(deps: ApiDeps): Router {
   const api = new Router({ prefix: '/api' });
   api.use(authenticate(deps), jsonBody(), announceChanges(deps));
-  for (const resource of [sourceRoutes(deps), destinationRoutes(deps), routeRoutes(deps)]) api.use(resource.routes());
+  // Transfer first: its literal `export`, `import` and `bulk` segments would otherwise match `/:id`.
+  for (const resource of [transferRoutes(deps), sourceRoutes(deps), destinationRoutes(deps), routeRoutes(deps)]) api.use(resource.routes());
   return api;
 }

@@ -1,6 +1,8 @@
+import { expect } from 'chai';
 import type { Context } from 'mocha';
 import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
+import { createSecretBox } from '../../libs/secrets/secret-box.js';
 import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
 import type { StoreTarget } from '../../libs/testing/store-targets.js';
 import { startRelay, type RunningRelay } from '../relay/relay.js';
@@ -15,12 +17,29 @@ export interface ApiHarness {
   keyB: string;
   /** Calls as organization B. */
   apiB: ApiCall;
+  /** A table row exactly as stored, read with SQL past every repository (encryption-at-rest checks). */
+  rawRow(table: 'sources' | 'destinations' | 'routes', id: string): Promise<Record<string, unknown> | undefined>;
+  /** Decrypts a sealed column with the harness's encryption key (what is really stored behind a mask). */
+  unseal(sealed: string): string;
   /** Stops and starts the relay over the same data (restart persistence). */
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
-const ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+const ENCRYPTION_KEY = Buffer.alloc(32, 7);
+
+/** A stack frame as Node prints it; no response body may ever contain one. */
+const STACK_FRAME = '    at ';
+
+/** Every response of every API test is checked: never a 500, never a stack trace. */
+function guarded(call: ApiCall): ApiCall {
+  return async (method, path, options) => {
+    const response = await call(method, path, options);
+    expect(response.status, `${method} ${path} answered ${response.status}: ${response.text}`).to.be.below(500);
+    expect(response.text, `${method} ${path} leaked a stack trace`).not.to.include(STACK_FRAME);
+    return response;
+  };
+}
 
 export async function startApiHarness(mocha: Context, target: StoreTarget): Promise<ApiHarness> {
   const location = await target.prepare(mocha);
@@ -31,7 +50,7 @@ export async function startApiHarness(mocha: Context, target: StoreTarget): Prom
     DATABASE_URL: location.databaseUrl,
     RELAY_API_KEY: 'test-key-org-a-0123456789',
     RELAY_ORG: 'org-a',
-    RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY,
+    RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY.toString('base64'),
     RELAY_PUBLIC_URL: 'https://relay.example.test',
   });
   const logger = createLogger({ level: 'silent' });
@@ -41,10 +60,16 @@ export async function startApiHarness(mocha: Context, target: StoreTarget): Prom
   const harness: ApiHarness = {
     relay,
     url: relay.url,
-    api: apiClient(relay.url, config.apiKey!),
+    api: guarded(apiClient(relay.url, config.apiKey!)),
     keyA: config.apiKey!,
     keyB,
-    apiB: apiClient(relay.url, keyB),
+    apiB: guarded(apiClient(relay.url, keyB)),
+    async rawRow(table, id) {
+      const placeholder = relay.store.kind === 'postgres' ? '$1' : '?';
+      const rows: Record<string, unknown>[] = await relay.store.dataSource.query(`SELECT * FROM ${table} WHERE id = ${placeholder}`, [id]);
+      return rows[0];
+    },
+    unseal: (sealed) => createSecretBox(ENCRYPTION_KEY).open(sealed),
     async restart() {
       await relay.close();
       relay = await startRelay({ ...config, port: relay.port }, { logger });

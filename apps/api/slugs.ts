@@ -21,6 +21,11 @@ export async function uniqueSlug(
   const taken = new Set(
     (await repository.findBy(orgId)).map((row) => row.slug).filter((slug) => slug === base || slug.startsWith(`${base}-`)),
   );
+  return firstFreeSlug(base, taken);
+}
+
+/** `base` when it is not taken, else the first of `base-1`, `base-2`, ... that is not. */
+export function firstFreeSlug(base: string, taken: ReadonlySet<string>): string {
   if (!taken.has(base)) return base;
   for (let n = 1; ; n += 1) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
 }

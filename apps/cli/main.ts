@@ -37,12 +37,29 @@ const commands: Record<string, Command> = {
   migrate: async () => 'migrations applied',
 };
 
+const OPTIONS = {
+  slug: { type: 'string' },
+  plan: { type: 'string' },
+  org: { type: 'string' },
+  name: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** The command line, or null (after saying why) when it cannot be read: a typo is not a crash. */
+function readArgs(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
+  } catch (error) {
+    if (!String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')) throw error;
+    process.stderr.write(`relay: ${(error as Error).message}\n${USAGE}\n`);
+    return null;
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    options: { slug: { type: 'string' }, plan: { type: 'string' }, org: { type: 'string' }, name: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    allowPositionals: true,
-  });
+  const args = readArgs(argv);
+  if (!args) return 2;
+  const { positionals, values } = args;
   const name = positionals.join(' ');
   const command = commands[name];
   if (values.help || !command) {

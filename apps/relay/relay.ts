@@ -74,6 +74,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       dataDir: config.dataDir,
       fsync: config.fsync,
       logger,
+      kafka: { maxWaitTimeInMs: config.kafkaMaxWaitMs },
     });
     closers.push(() => broker.close());
     await broker.admin().ensureTopics(CORE_TOPICS);

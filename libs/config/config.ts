@@ -15,6 +15,8 @@ export interface Config {
   databaseUrl?: string;
   kafkaBrokers?: string[];
   kafkaClientId: string;
+  /** How long a Kafka fetch waits for records; lower means lower latency at more requests. */
+  kafkaMaxWaitMs: number;
   apiKey?: string;
   org: string;
   defaultPlan: Plan;
@@ -124,6 +126,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     kafkaBrokers: brokers(env),
     kafkaClientId: read(env, 'KAFKA_CLIENT_ID') ?? 'webhook-relay',
+    kafkaMaxWaitMs: integer(env, 'KAFKA_MAX_WAIT_MS', 500, 10, 10000),
     apiKey,
     org,
     defaultPlan: oneOf(env, 'RELAY_DEFAULT_PLAN', PLANS, 'pro'),

@@ -42,7 +42,7 @@ export function errorMiddleware(logger: Logger) {
       const known = classify(error);
       const relayError =
         known ?? new RelayError(500, 'INTERNAL_ERROR', 'An unexpected error occurred; it has been logged');
-      if (!known) logger.error({ err: error, method: ctx.method, path: ctx.path }, 'unhandled error');
+      if (!known) logger.error({ err: error, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
       ctx.status = relayError.status;
       const body: Record<string, unknown> = {
         error: relayError.title,

@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { MethodNotAllowedError, NotFoundError } from '../errors/errors.js';
 import type { Logger } from '../logging/logger.js';
 import { errorMiddleware } from './error-middleware.js';
+import { requestContext } from './request-context.js';
 
 /** Runs outside the routers so that their 405 handling sees a request no route took before this does. */
 async function notFound(ctx: Koa.Context, next: Koa.Next): Promise<void> {
@@ -14,6 +15,7 @@ async function notFound(ctx: Koa.Context, next: Koa.Next): Promise<void> {
 export function createHttpApp(routers: Router[], logger: Logger): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
+  app.use(requestContext(logger));
   app.use(errorMiddleware(logger));
   app.use(notFound);
   for (const router of routers) {

@@ -16,7 +16,7 @@ export function jsonBody(options: JsonBodyOptions = {}) {
   const parse = koaBody({
     json: true,
     // Any JSON value parses; a body that is valid JSON but not an object is the validator's VALIDATION_ERROR.
-    jsonStrict: true,
+    jsonStrict: false,
     jsonLimit: options.limit ?? '1mb',
     urlencoded: false,
     text: false,
@@ -27,6 +27,10 @@ export function jsonBody(options: JsonBodyOptions = {}) {
     if (hasBody(ctx) && !ctx.request.is('application/json', 'application/*+json')) {
       throw new RelayError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be application/json');
     }
-    await parse(ctx, next);
+    await parse(ctx, async () => {
+      // Non-strict parsing hands back '' for an empty body (strict mode gave {}): no body stays an empty object.
+      if (ctx.request.body === '' && !hasBody(ctx)) ctx.request.body = {};
+      await next();
+    });
   };
 }

@@ -64,10 +64,10 @@ export const MAX_PAGE_SIZE = 100;
 /** page >= 1; pageSize >= 1, larger than 100 is clamped to 100 (DESIGN.md "Pagination"). */
 export const paginationShape = {
   page: queryInteger(1, 1_000_000).default(1),
+  // Clamped before the number check, so that any run of digits (even past Number's range) means "the most".
   pageSize: z
-    .preprocess(single, z.string().regex(/^\d{1,9}$/, 'must be a whole number').transform(Number))
+    .preprocess(single, z.string().regex(/^\d+$/, 'must be a whole number').transform((digits) => Math.min(Number(digits), MAX_PAGE_SIZE)))
     .pipe(z.number().int().min(1, 'must be at least 1'))
-    .transform((n) => Math.min(n, MAX_PAGE_SIZE))
     .default(20),
 };
 

@@ -35,6 +35,42 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['group', 'topic'] as const,
       registers,
     }),
+    deliveryAttempts: new Counter({
+      name: 'relay_delivery_attempts_total',
+      help: 'Delivery attempts by destination and the delivery status they led to (delivered, retrying, failed)',
+      labelNames: ['destination', 'outcome'] as const,
+      registers,
+    }),
+    deliveryAttemptDuration: new Histogram({
+      name: 'relay_delivery_attempt_duration_seconds',
+      help: 'Time from sending a delivery request to its complete answer or failure, per destination',
+      labelNames: ['destination'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    retriesScheduled: new Counter({
+      name: 'relay_retries_scheduled_total',
+      help: 'Failed attempts scheduled for another try, by the retry tier they wait in',
+      labelNames: ['tier'] as const,
+      registers,
+    }),
+    deadLetters: new Counter({
+      name: 'relay_dead_letters_total',
+      help: 'Jobs published to relay.dead, by reason (retries_exhausted, destination_deleted, malformed_record)',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
+    circuitState: new Gauge({
+      name: 'relay_circuit_state',
+      help: 'Circuit breaker state per destination: 1 on the current state (closed, open, half_open), 0 on the others',
+      labelNames: ['destination', 'state'] as const,
+      registers,
+    }),
+    deliveriesInFlight: new Gauge({
+      name: 'relay_deliveries_in_flight',
+      help: 'Delivery HTTP requests in flight in this process',
+      registers,
+    }),
   };
 }
 

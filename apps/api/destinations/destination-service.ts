@@ -1,4 +1,5 @@
-import { ConflictError, NotFoundError } from '../../../libs/errors/errors.js';
+import { z } from 'zod';
+import { ConflictError, NotFoundError, ValidationError } from '../../../libs/errors/errors.js';
 import { parseInput } from '../../../libs/http/validate.js';
 import { newId } from '../../../libs/ids/ids.js';
 import { retryPolicySchema } from '../../../libs/delivery/retry-schedule.js';
@@ -7,13 +8,38 @@ import type { DestinationRow } from '../../../libs/store/entities/destination.js
 import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
 import { isUniqueViolation } from '../../../libs/store/unique-violation.js';
 import type { ApiDeps, Tenant } from '../api-deps.js';
-import { AUTH_CONFIG_SCHEMAS, type AuthType, type CreateDestinationInput, type PatchDestinationInput } from './destination-schema.js';
+import { AUTH_CONFIG_SCHEMAS, AUTH_SECRET_FIELDS, type AuthType, type CreateDestinationInput, type PatchDestinationInput } from './destination-schema.js';
 import { destinationSummary, destinationView } from './destination-view.js';
+import { isMaskedValue } from '../masked-value.js';
 import { slugify, uniqueSlug } from '../slugs.js';
 
+/**
+ * A masked credential (a fetched destination sent back) stands for the current value of that field; with no
+ * current value of the same authType to stand for, it is refused rather than stored as a credential.
+ */
+function unmaskCredentials(deps: Pick<ApiDeps, 'secrets'>, authType: AuthType, authConfig: Record<string, unknown>, current?: DestinationRow) {
+  const masked = AUTH_SECRET_FIELDS[authType].filter((field) => isMaskedValue(authConfig[field]));
+  if (masked.length === 0) return authConfig;
+  const currentConfig =
+    current?.authType === authType && current.authConfigSealed !== null
+      ? (JSON.parse(deps.secrets.open(current.authConfigSealed)) as Record<string, unknown>)
+      : {};
+  const unknown = masked.filter((field) => currentConfig[field] === undefined);
+  if (unknown.length) {
+    const details = unknown.map((field) => ({ field: `authConfig.${field}`, message: 'is a masked value; send the real credential' }));
+    throw new ValidationError(`authConfig is invalid: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details);
+  }
+  return { ...authConfig, ...Object.fromEntries(masked.map((field) => [field, currentConfig[field]])) };
+}
+
 /** Validates authConfig against the effective authType and seals it; `none` carries no config. */
-function sealAuth(deps: ApiDeps, authType: AuthType, authConfig: Record<string, unknown> | null | undefined): string | null {
-  const config = parseInput(AUTH_CONFIG_SCHEMAS[authType].transform((c) => c as Record<string, unknown>), authConfig ?? {}, `authConfig for authType ${authType}`);
+function sealAuth(deps: Pick<ApiDeps, 'secrets'>, authType: AuthType, authConfig: Record<string, unknown> | null | undefined, current?: DestinationRow): string | null {
+  // Wrapped so that the details name `authConfig.<field>`, as for every other body field.
+  const { authConfig: config } = parseInput(
+    z.strictObject({ authConfig: AUTH_CONFIG_SCHEMAS[authType] }),
+    { authConfig: unmaskCredentials(deps, authType, authConfig ?? {}, current) },
+    `authConfig for authType ${authType}`,
+  );
   return authType === 'none' ? null : deps.secrets.seal(JSON.stringify(config));
 }
 
@@ -34,14 +60,18 @@ async function insertUnique(deps: ApiDeps, row: DestinationRow): Promise<void> {
   }
 }
 
-export async function createDestination(deps: ApiDeps, tenant: Tenant, input: CreateDestinationInput) {
+/** A new destination with every create default and sealed credentials; nothing is written (imports share it). */
+export function newDestinationRow(
+  deps: Pick<ApiDeps, 'secrets' | 'now'>,
+  orgId: string,
+  slug: string,
+  input: CreateDestinationInput,
+): DestinationRow {
   const now = deps.now();
   const authType = input.authType ?? 'none';
-  const slug = input.slug ?? (await uniqueSlug(deps.store.destinations, tenant.org.id, slugify(input.name)));
-  if (input.slug && (await deps.store.destinations.findOneBy(tenant.org.id, { slug }))) throw duplicateSlug(slug);
-  const row: DestinationRow = {
+  return {
     id: newId('dst'),
-    orgId: tenant.org.id,
+    orgId,
     name: input.name,
     slug,
     url: input.url,
@@ -58,8 +88,29 @@ export async function createDestination(deps: ApiDeps, tenant: Tenant, input: Cr
     createdAt: now,
     updatedAt: now,
   };
-  await insertUnique(deps, row);
-  return destinationView(deps, row);
+}
+
+/** Concurrent creates of one name can pick the same derived slug; the loser takes the next free one. */
+const DERIVED_SLUG_ATTEMPTS = 10;
+
+export async function createDestination(deps: ApiDeps, tenant: Tenant, input: CreateDestinationInput) {
+  if (input.slug !== undefined) {
+    if (await deps.store.destinations.findOneBy(tenant.org.id, { slug: input.slug })) throw duplicateSlug(input.slug);
+    const row = newDestinationRow(deps, tenant.org.id, input.slug, input);
+    await insertUnique(deps, row);
+    return destinationView(deps, row);
+  }
+  for (let attempt = 1; ; attempt += 1) {
+    const slug = await uniqueSlug(deps.store.destinations, tenant.org.id, slugify(input.name));
+    const row = newDestinationRow(deps, tenant.org.id, slug, input);
+    try {
+      await deps.store.destinations.insert(row);
+      return destinationView(deps, row);
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      if (attempt === DERIVED_SLUG_ATTEMPTS) throw duplicateSlug(slug);
+    }
+  }
 }
 
 export async function getDestination(deps: ApiDeps, tenant: Tenant, id: string) {
@@ -78,10 +129,11 @@ export async function updateDestination(deps: ApiDeps, tenant: Tenant, id: strin
   const current = await requireDestination(deps, tenant, id);
   const { authType, authConfig, ...settings } = patch;
   const changes: Partial<DestinationRow> = { ...settings, updatedAt: deps.now() };
-  if (authType !== undefined || authConfig !== undefined) {
+  // authType repeated unchanged without authConfig keeps the credentials.
+  if (authConfig !== undefined || (authType !== undefined && authType !== current.authType)) {
     const effectiveType = authType ?? current.authType;
     changes.authType = effectiveType;
-    changes.authConfigSealed = sealAuth(deps, effectiveType, authConfig);
+    changes.authConfigSealed = sealAuth(deps, effectiveType, authConfig, current);
   }
   if (patch.slug !== undefined && patch.slug !== current.slug) {
     if (await deps.store.destinations.findOneBy(tenant.org.id, { slug: patch.slug })) throw duplicateSlug(patch.slug);

@@ -3,14 +3,17 @@ import { z } from 'zod';
 import { pageEnvelope, paginationShape, queryString } from '../../../libs/http/validate.js';
 import type { ApiDeps } from '../api-deps.js';
 import { parseBody, parseQuery, tenantOf } from '../request-input.js';
-import { createRoute, deleteRoute, getRoute, listRoutes, setRouteEnabled } from './route-service.js';
+import { createRoute, deleteRoute, getRoute, listRoutes, updateRoute } from './route-service.js';
 
 const ROUTE_READ_ONLY = ['id', 'createdAt'];
 const idText = z.string().min(1).max(64);
 const listQuery = z.object({ ...paginationShape, sourceId: queryString(64).optional(), destinationId: queryString(64).optional() });
 const createSchema = z.strictObject({ sourceId: idText, destinationId: idText, enabled: z.boolean().optional() });
-/** Only `enabled` changes; the two ends of a route are its identity (delete and recreate to move it). */
-const patchSchema = z.strictObject({ enabled: z.boolean().optional() });
+/**
+ * Only `enabled` changes; the two ends of a route are its identity (delete and recreate to move it). They may
+ * be repeated unchanged, so a fetched route can be sent back.
+ */
+const patchSchema = z.strictObject({ sourceId: idText.optional(), destinationId: idText.optional(), enabled: z.boolean().optional() });
 
 export function routeRoutes(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/routes' });
@@ -27,8 +30,7 @@ export function routeRoutes(deps: ApiDeps): Router {
     ctx.body = await getRoute(deps, tenantOf(ctx), ctx.params.id);
   });
   router.patch('/:id', async (ctx) => {
-    const body = parseBody(ctx, patchSchema, ROUTE_READ_ONLY);
-    ctx.body = await setRouteEnabled(deps, tenantOf(ctx), ctx.params.id, body.enabled);
+    ctx.body = await updateRoute(deps, tenantOf(ctx), ctx.params.id, parseBody(ctx, patchSchema, ROUTE_READ_ONLY));
   });
   router.delete('/:id', async (ctx) => {
     await deleteRoute(deps, tenantOf(ctx), ctx.params.id);

@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError } from '../../../libs/errors/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../../libs/errors/errors.js';
 import { newId } from '../../../libs/ids/ids.js';
 import type { RouteRow } from '../../../libs/store/entities/route.js';
 import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
@@ -66,8 +66,24 @@ export async function listRoutes(deps: ApiDeps, tenant: Tenant, query: PageQuery
   return { rows: page.rows.map(routeView), total: page.total };
 }
 
-export async function setRouteEnabled(deps: ApiDeps, tenant: Tenant, id: string, enabled: boolean | undefined) {
+export interface PatchRouteInput {
+  sourceId?: string;
+  destinationId?: string;
+  enabled?: boolean;
+}
+
+export async function updateRoute(deps: ApiDeps, tenant: Tenant, id: string, { sourceId, destinationId, enabled }: PatchRouteInput) {
   const current = await requireRoute(deps, tenant, id);
+  const moved = [
+    ...(sourceId !== undefined && sourceId !== current.sourceId ? ['sourceId'] : []),
+    ...(destinationId !== undefined && destinationId !== current.destinationId ? ['destinationId'] : []),
+  ];
+  if (moved.length) {
+    throw new ValidationError(
+      "A route's source and destination cannot be changed: delete it and create another",
+      moved.map((field) => ({ field, message: 'is immutable after creation' })),
+    );
+  }
   if (enabled === undefined) return routeView(current);
   const updated = await deps.store.routes.update(tenant.org.id, id, { enabled });
   if (!updated) throw new NotFoundError(`Route ${id} not found`);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { isValidIpRule } from '../../../libs/net/ip-rules.js';
 import { specCode } from '../../../libs/http/validate.js';
 import { verificationConfigSchema } from '../../../libs/signatures/verification-config.js';
+import { isMaskedValue } from '../masked-value.js';
 
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
@@ -14,7 +15,7 @@ export const nameSchema = z.string().trim().min(1, 'is required').max(200);
 export const descriptionSchema = z.string().max(2000).nullable();
 export const rateLimitSchema = z.number().int().min(1).max(10_000_000).nullable();
 
-const ipRule = z.string().max(64).refine(isValidIpRule, 'must be an IPv4/IPv6 address or CIDR');
+const ipRule = z.string().trim().max(64).refine(isValidIpRule, 'must be an IPv4/IPv6 address or CIDR');
 const jsonPath = z
   .string()
   .min(2)
@@ -28,12 +29,19 @@ const headerName = z
 export const PROVIDERS = ['codehost', 'payments', 'commerce', 'chat', 'telecom', 'custom', 'generic'] as const;
 export const DEDUP_STRATEGIES = ['auto', 'provider_id', 'payload_hash', 'idempotency_key', 'none'] as const;
 
+/** A masked secret sent back from a fetched source means "unchanged": it is dropped, so the secret is kept or generated. */
+const verificationInput = z.preprocess((value) => {
+  if (value === null || typeof value !== 'object' || !isMaskedValue((value as { secret?: unknown }).secret)) return value;
+  const { secret: _masked, ...rest } = value as Record<string, unknown>;
+  return rest;
+}, verificationConfigSchema);
+
 /** Settable fields shared by create and patch; everything optional here, defaults applied on create. */
 const sourceSettings = {
   name: nameSchema,
   description: descriptionSchema,
-  provider: z.enum(PROVIDERS),
-  verificationConfig: verificationConfigSchema,
+  provider: z.enum(PROVIDERS).nullable(),
+  verificationConfig: verificationInput,
   rejectInvalidSignatures: z.boolean(),
   rateLimitPerMinute: rateLimitSchema,
   ipFilterMode: z.enum(['none', 'allowlist', 'denylist']),

@@ -24,14 +24,14 @@ interface SealedVerification {
 }
 
 /** Splits a verification config into its stored settings and its sealed secret (generated when absent). */
-function sealVerification(deps: ApiDeps, config: VerificationConfigInput, keepSecret: string | null): SealedVerification {
+function sealVerification(deps: Pick<ApiDeps, 'secrets'>, config: VerificationConfigInput, keepSecret: string | null): SealedVerification {
   const { secret, ...settings } = config as VerificationConfigInput & { secret?: string };
   if (config.type === 'none') return { verification: settings, secretSealed: null };
   if (secret !== undefined) return { verification: settings, secretSealed: deps.secrets.seal(secret) };
   return { verification: settings, secretSealed: keepSecret ?? deps.secrets.seal(generateSigningSecret()) };
 }
 
-function defaultVerification(provider: string | undefined): VerificationConfigInput {
+export function defaultVerification(provider: string | null | undefined): VerificationConfigInput {
   const type = provider ? PROVIDER_VERIFICATION[provider] : undefined;
   return (type ? { type, toleranceSeconds: DEFAULT_TOLERANCE_SECONDS } : { type: 'none' }) as VerificationConfigInput;
 }
@@ -57,12 +57,13 @@ async function requireSource(deps: ApiDeps, tenant: Tenant, id: string): Promise
   return row;
 }
 
-export async function createSource(deps: ApiDeps, tenant: Tenant, input: CreateSourceInput) {
+/** A new source with every create default, checked by the cross-field rules; nothing is written (imports share it). */
+export function newSourceRow(deps: Pick<ApiDeps, 'secrets' | 'now'>, orgId: string, input: CreateSourceInput): SourceRow {
   const now = deps.now();
   const sealed = sealVerification(deps, input.verificationConfig ?? defaultVerification(input.provider), null);
   const row: SourceRow = {
     id: newId('src'),
-    orgId: tenant.org.id,
+    orgId,
     name: input.name,
     slug: input.slug,
     description: input.description ?? null,
@@ -86,6 +87,11 @@ export async function createSource(deps: ApiDeps, tenant: Tenant, input: CreateS
     updatedAt: now,
   };
   checkConsistency(row);
+  return row;
+}
+
+export async function createSource(deps: ApiDeps, tenant: Tenant, input: CreateSourceInput) {
+  const row = newSourceRow(deps, tenant.org.id, input);
   if (await deps.store.sources.findOneBy(tenant.org.id, { slug: row.slug })) throw duplicateSlug(row.slug);
   try {
     await deps.store.sources.insert(row);

@@ -1,0 +1,109 @@
+import CircuitBreaker from 'opossum';
+import type { AttemptOutcome } from './attempt-outcome.js';
+
+export type CircuitState = 'closed' | 'open' | 'half_open';
+
+export interface CircuitBreakersOptions {
+  /** Failure percentage in the rolling window that opens a circuit. */
+  errorThresholdPercentage?: number;
+  /** Attempts in the window before the percentage is judged at all. */
+  volumeThreshold?: number;
+  /** How long a circuit stays open before one trial attempt is let through (half open). */
+  resetTimeoutMs?: number;
+  rollingCountTimeoutMs?: number;
+  rollingCountBuckets?: number;
+  /** Called on open, half open and close; the deliverer pauses or resumes the destination's topic. */
+  onStateChange?: (destinationId: string, state: CircuitState) => void;
+}
+
+/** `circuit_open`: nothing was sent. Backpressure, not a failed attempt: it uses up no retry. */
+export type GuardedAttempt = { kind: 'sent'; outcome: AttemptOutcome } | { kind: 'circuit_open' };
+
+export interface CircuitBreakers {
+  /** Runs the attempt through the destination's breaker. Rejects only if `attempt` itself throws. */
+  run(destinationId: string, attempt: () => Promise<AttemptOutcome>): Promise<GuardedAttempt>;
+  circuitState(destinationId: string): CircuitState;
+  /** Drops the breaker of a deleted destination. */
+  forget(destinationId: string): void;
+  shutdown(): void;
+}
+
+/**
+ * Whether an outcome is evidence that the destination is down or overloaded. Timeouts, network
+ * errors, 5xx, 408 and 429 are. A 3xx or another 4xx is not: the destination is up and answering,
+ * it dislikes this request or its configuration (bad auth, wrong path, validation), and stopping
+ * every delivery to it would not help it recover, only delay events it would accept. Those attempts
+ * are still retried by the retry policy. A refused address is our own guard, not the destination.
+ */
+export function countsAgainstCircuit(outcome: AttemptOutcome): boolean {
+  if (outcome.ok || outcome.errorKind === 'refused_address') return false;
+  if (outcome.errorKind !== 'http_status' || outcome.statusCode === null) return true;
+  return outcome.statusCode >= 500 || outcome.statusCode === 408 || outcome.statusCode === 429;
+}
+
+/** Carries a failed outcome through opossum, which only counts rejections as failures. */
+class OutcomeCountedAsFailure extends Error {
+  constructor(readonly outcome: AttemptOutcome) {
+    super(outcome.error ?? 'delivery attempt failed');
+  }
+}
+
+async function guardedAttempt(attempt: () => Promise<AttemptOutcome>): Promise<AttemptOutcome> {
+  const outcome = await attempt();
+  if (countsAgainstCircuit(outcome)) throw new OutcomeCountedAsFailure(outcome);
+  return outcome;
+}
+
+/** One opossum breaker per destination, created on first use. */
+export function createCircuitBreakers(options: CircuitBreakersOptions = {}): CircuitBreakers {
+  const breakers = new Map<string, CircuitBreaker<[() => Promise<AttemptOutcome>], AttemptOutcome>>();
+
+  function breakerFor(destinationId: string) {
+    let breaker = breakers.get(destinationId);
+    if (breaker) return breaker;
+    breaker = new CircuitBreaker(guardedAttempt, {
+      // The sender enforces the destination's own timeout; a second clock here would only race it.
+      timeout: false,
+      errorThresholdPercentage: options.errorThresholdPercentage ?? 50,
+      volumeThreshold: options.volumeThreshold ?? 5,
+      resetTimeout: options.resetTimeoutMs ?? 30_000,
+      rollingCountTimeout: options.rollingCountTimeoutMs ?? 60_000,
+      rollingCountBuckets: options.rollingCountBuckets ?? 12,
+    });
+    const notify = options.onStateChange;
+    if (notify) {
+      breaker.on('open', () => notify(destinationId, 'open'));
+      breaker.on('halfOpen', () => notify(destinationId, 'half_open'));
+      breaker.on('close', () => notify(destinationId, 'closed'));
+    }
+    breakers.set(destinationId, breaker);
+    return breaker;
+  }
+
+  return {
+    async run(destinationId, attempt) {
+      try {
+        return { kind: 'sent', outcome: await breakerFor(destinationId).fire(attempt) };
+      } catch (error) {
+        if (error instanceof OutcomeCountedAsFailure) return { kind: 'sent', outcome: error.outcome };
+        // Open, or half open with its single trial already in flight.
+        if ((error as { code?: unknown } | null)?.code === 'EOPENBREAKER') return { kind: 'circuit_open' };
+        throw error;
+      }
+    },
+    circuitState(destinationId) {
+      const breaker = breakers.get(destinationId);
+      if (!breaker) return 'closed';
+      if (breaker.halfOpen) return 'half_open';
+      return breaker.opened ? 'open' : 'closed';
+    },
+    forget(destinationId) {
+      breakers.get(destinationId)?.shutdown();
+      breakers.delete(destinationId);
+    },
+    shutdown() {
+      for (const breaker of breakers.values()) breaker.shutdown();
+      breakers.clear();
+    },
+  };
+}

@@ -1,0 +1,173 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import { performance } from 'node:perf_hooks';
+import { Agent } from 'undici';
+import { RefusedAddressError } from './address-policy.js';
+import type { AttemptErrorKind, AttemptOutcome } from './attempt-outcome.js';
+import type { DeliveryRequest } from './build-request.js';
+import { createGuardedConnector, type ResolveHost } from './guarded-connector.js';
+import { parseRetryAfterMs } from './retry-after.js';
+
+export interface HttpSenderOptions {
+  /** Also refuse loopback, private, unique-local, CGNAT and other non-public addresses. */
+  blockPrivateDestinations: boolean;
+  /** Keep-alive connections per destination origin. */
+  connectionsPerOrigin?: number;
+  keepAliveTimeoutMs?: number;
+  /** A connection not established by then fails as a timeout even if the attempt's timeoutMs is longer. */
+  connectTimeoutMs?: number;
+  /** How much of a response body is kept (and recorded). */
+  responseBodyLimitBytes?: number;
+  /**
+   * A body beyond the kept part is read and discarded up to this size so the connection can be
+   * reused; past it the connection is dropped instead of reading on.
+   */
+  responseDrainLimitBytes?: number;
+  resolveHost?: ResolveHost;
+}
+
+export interface HttpSender {
+  /** Never rejects: every failure is an outcome. `timeoutMs` covers connect, headers and body. */
+  send(request: DeliveryRequest, options: { timeoutMs: number }): Promise<AttemptOutcome>;
+  close(): Promise<void>;
+}
+
+const RECORDED_RESPONSE_HEADERS = ['content-type', 'content-length', 'location', 'retry-after', 'x-request-id'];
+
+const ERROR_KINDS_BY_CODE: Record<string, AttemptErrorKind> = {
+  ENOTFOUND: 'dns',
+  EAI_AGAIN: 'dns',
+  EAI_FAIL: 'dns',
+  EAI_NODATA: 'dns',
+  EAI_NONAME: 'dns',
+  ECONNREFUSED: 'connect',
+  EHOSTUNREACH: 'connect',
+  ENETUNREACH: 'connect',
+  EADDRNOTAVAIL: 'connect',
+  ECONNRESET: 'reset',
+  EPIPE: 'reset',
+  UND_ERR_SOCKET: 'reset',
+  ETIMEDOUT: 'timeout',
+  UND_ERR_CONNECT_TIMEOUT: 'timeout',
+  UND_ERR_HEADERS_TIMEOUT: 'timeout',
+  UND_ERR_BODY_TIMEOUT: 'timeout',
+};
+
+/**
+ * The HTTP client for deliveries and destination tests: keep-alive pools per origin, no redirect
+ * following (undici 7 follows none without the redirect interceptor), a connect-time SSRF guard,
+ * and a response body capped in memory.
+ */
+export function createHttpSender(options: HttpSenderOptions): HttpSender {
+  const bodyLimit = options.responseBodyLimitBytes ?? 10 * 1024;
+  const drainLimit = options.responseDrainLimitBytes ?? 256 * 1024;
+  const agent = new Agent({
+    connections: options.connectionsPerOrigin ?? 16,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? 4_000,
+    connect: createGuardedConnector({
+      blockPrivateDestinations: options.blockPrivateDestinations,
+      resolveHost: options.resolveHost,
+      connectTimeoutMs: options.connectTimeoutMs,
+    }),
+  });
+
+  async function send(request: DeliveryRequest, { timeoutMs }: { timeoutMs: number }): Promise<AttemptOutcome> {
+    const startedAt = performance.now();
+    const elapsed = (): number => Math.round(performance.now() - startedAt);
+    const abort = new AbortController();
+    let timedOut = false;
+    let statusCode: number | null = null;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, timeoutMs);
+    try {
+      const url = new URL(request.url);
+      const response = await agent.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        signal: abort.signal,
+      });
+      statusCode = response.statusCode;
+      const body = await readCapped(response.body, bodyLimit, drainLimit);
+      return answeredOutcome(response.statusCode, response.headers, body, elapsed());
+    } catch (error) {
+      const errorKind = timedOut ? 'timeout' : errorKindOf(error);
+      const message = timedOut ? `No complete response within ${timeoutMs} ms` : describe(error);
+      return { ok: false, statusCode, latencyMs: elapsed(), responseBody: '', responseHeaders: {}, error: message, errorKind };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return { send, close: () => agent.close() };
+}
+
+function answeredOutcome(statusCode: number, headers: IncomingHttpHeaders, body: Buffer, latencyMs: number): AttemptOutcome {
+  const responseHeaders: Record<string, string> = {};
+  for (const name of RECORDED_RESPONSE_HEADERS) {
+    const value = headers[name];
+    if (value !== undefined) responseHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  // stream: true holds back a multi-byte character cut by the limit instead of mangling it.
+  const responseBody = new TextDecoder('utf-8').decode(body, { stream: true });
+  const outcome: AttemptOutcome = { ok: statusCode >= 200 && statusCode < 300, statusCode, latencyMs, responseBody, responseHeaders };
+  if (outcome.ok) return outcome;
+  outcome.errorKind = 'http_status';
+  outcome.error = `HTTP ${statusCode}`;
+  if (statusCode === 429 || statusCode === 503) {
+    const retryAfterMs = parseRetryAfterMs(responseHeaders['retry-after'], Date.now());
+    if (retryAfterMs !== undefined) outcome.retryAfterMs = retryAfterMs;
+  }
+  return outcome;
+}
+
+/** Keeps the first `keepBytes`; discards the rest, dropping the connection past `drainLimitBytes`. */
+function readCapped(body: Readable, keepBytes: number, drainLimitBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const kept: Buffer[] = [];
+    let keptBytes = 0;
+    let seenBytes = 0;
+    let droppedByUs = false;
+    const finish = (): void => resolve(Buffer.concat(kept));
+    body.on('data', (chunk: Buffer) => {
+      seenBytes += chunk.length;
+      if (keptBytes < keepBytes) {
+        const part = Buffer.from(chunk.subarray(0, keepBytes - keptBytes));
+        kept.push(part);
+        keptBytes += part.length;
+      }
+      if (seenBytes > drainLimitBytes && !droppedByUs) {
+        droppedByUs = true;
+        body.destroy();
+      }
+    });
+    body.once('end', finish);
+    // undici reports our own destroy() as an aborted request: that is the planned end, not a failure.
+    body.once('error', (error) => (droppedByUs ? finish() : reject(error)));
+    body.once('close', () => droppedByUs && finish());
+  });
+}
+
+function errorKindOf(error: unknown): AttemptErrorKind {
+  if (error instanceof RefusedAddressError) return 'refused_address';
+  // With several addresses (happy eyeballs) node reports an AggregateError of the per-address failures.
+  const first = error instanceof AggregateError ? error.errors[0] : error;
+  if (first instanceof RefusedAddressError) return 'refused_address';
+  const code = (first as { code?: unknown } | null)?.code;
+  return (typeof code === 'string' && ERROR_KINDS_BY_CODE[code]) || 'other';
+}
+
+function describe(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) {
+    return error.errors.map((inner: unknown) => describe(inner)).join('; ');
+  }
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
+  }
+  return String(error);
+}

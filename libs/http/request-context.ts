@@ -1,0 +1,27 @@
+import type { Context, Next } from 'koa';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../logging/logger.js';
+
+const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Gives every request an id (the caller's `X-Request-Id` when it is sane, else a new one), echoes it,
+ * and writes one access line. Access lines are `debug`: at ingest rates `info` would drown the rest.
+ */
+export function requestContext(logger: Logger) {
+  return async function withRequestId(ctx: Context, next: Next): Promise<void> {
+    const incoming = ctx.get('x-request-id');
+    const requestId = ACCEPTABLE_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    const startedAt = performance.now();
+    try {
+      await next();
+    } finally {
+      const level = ctx.status >= 500 ? 'warn' : 'debug';
+      if (logger.isLevelEnabled(level)) {
+        logger[level]({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - startedAt) * 10) / 10 }, 'request');
+      }
+    }
+  };
+}

@@ -1,0 +1,7 @@
+import { verifyBodyHmac } from './hmac.js';
+import type { ProviderVerificationConfig } from './verification-config.js';
+import type { Verifier } from './verifier.js';
+
+/** `X-Hub-Signature-256: sha256=<hex>` = HMAC-SHA256(secret, body). */
+export const verifyCodehost: Verifier<ProviderVerificationConfig<'codehost'>> = ({ secret }, request) =>
+  verifyBodyHmac({ secret, algorithm: 'sha256', header: 'x-hub-signature-256', encoding: 'hex', prefix: 'sha256=' }, request);

@@ -1,0 +1,56 @@
+import type { Context } from 'mocha';
+import { kcatAvailable, startKafkaMock } from './kafka-mock.js';
+import { STORE_TARGETS } from './store-targets.js';
+
+/** Environment for `loadConfig` that puts a relay on one pair of backends. */
+export interface BackendLocation {
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+export interface BackendTarget {
+  name: string;
+  prepare(this: void, mocha: Context): Promise<BackendLocation>;
+}
+
+const [sqlite, postgres] = STORE_TARGETS as [(typeof STORE_TARGETS)[0], (typeof STORE_TARGETS)[1]];
+
+const embeddedSqlite: BackendTarget = {
+  name: 'embedded log + SQLite',
+  async prepare(mocha) {
+    const store = await sqlite.prepare(mocha);
+    return { env: { RELAY_DATA_DIR: store.dataDir }, cleanup: store.cleanup };
+  },
+};
+
+const kafkaPostgres: BackendTarget = {
+  name: 'Kafka mock cluster + PostgreSQL',
+  async prepare(mocha) {
+    if (!kcatAvailable()) {
+      // On CI the Kafka-mock suites are mandatory: a missing kcat is a failure, not a skip.
+      if (process.env.CI === 'true') throw new Error('kcat is required when CI=true (apt-get install -y kcat)');
+      console.log('      skipped: kcat (librdkafka mock cluster) is not installed');
+      mocha.skip();
+    }
+    const store = await postgres.prepare(mocha);
+    const kafka = await startKafkaMock();
+    return {
+      env: { RELAY_DATA_DIR: store.dataDir, DATABASE_URL: store.databaseUrl!, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_MAX_WAIT_MS: '100' },
+      cleanup: async () => {
+        await kafka.stop();
+        await store.cleanup();
+      },
+    };
+  },
+};
+
+export const BACKEND_TARGETS: readonly BackendTarget[] = [embeddedSqlite, kafkaPostgres];
+
+/** Runs the same end-to-end suite on the embedded default and on Kafka + PostgreSQL. */
+export function describeEachBackend(title: string, suite: (target: BackendTarget) => void): void {
+  for (const target of BACKEND_TARGETS) {
+    describe(`${title} [${target.name}]`, function () {
+      suite(target);
+    });
+  }
+}
