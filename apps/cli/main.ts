@@ -1,17 +1,19 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { loadConfig, PLANS, type Plan } from '../../libs/config/config.js';
+import { loadConfig, PLANS, type Config, type Plan } from '../../libs/config/config.js';
 import { ConfigError, RelayError, ValidationError } from '../../libs/errors/errors.js';
 import { openStore, type Store } from '../../libs/store/store.js';
+import { TRANSFER_OPTIONS, TRANSFER_USAGE, transferCommands, type CommandOutcome } from './transfer-commands.js';
 
 const USAGE = `Usage:
   relay orgs create --slug <slug> [--plan free|starter|pro|business|enterprise]
   relay orgs list
   relay keys create --org <slug> [--name <name>]
   relay migrate
+${TRANSFER_USAGE}
 Environment: DATABASE_URL (PostgreSQL) or RELAY_DATA_DIR (SQLite, default ./data).`;
 
-type Command = (store: Store, flags: Record<string, string | undefined>) => Promise<string>;
+type Command = (store: Store, flags: Record<string, string | undefined>, config: Config) => Promise<string | CommandOutcome>;
 
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
@@ -35,6 +37,7 @@ const commands: Record<string, Command> = {
   },
   // Opening the store applies pending migrations.
   migrate: async () => 'migrations applied',
+  ...transferCommands,
 };
 
 const OPTIONS = {
@@ -43,6 +46,7 @@ const OPTIONS = {
   org: { type: 'string' },
   name: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  ...TRANSFER_OPTIONS,
 } as const;
 
 /** The command line, or null (after saying why) when it cannot be read: a typo is not a crash. */
@@ -69,8 +73,10 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(process.env);
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    process.stdout.write(`${await command(store, values as Record<string, string | undefined>)}\n`);
-    return 0;
+    const result = await command(store, values as Record<string, string | undefined>, config);
+    const { output, exitCode } = typeof result === 'string' ? { output: result, exitCode: 0 } : result;
+    process.stdout.write(`${output}\n`);
+    return exitCode;
   } finally {
     await store.close();
   }

@@ -9,6 +9,7 @@ import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
 import { isUniqueViolation } from '../../../libs/store/unique-violation.js';
 import type { ApiDeps, Tenant } from '../api-deps.js';
 import { AUTH_CONFIG_SCHEMAS, AUTH_SECRET_FIELDS, type AuthType, type CreateDestinationInput, type PatchDestinationInput } from './destination-schema.js';
+import { destinationStats, destinationStatsByIds } from './destination-health.js';
 import { destinationSummary, destinationView } from './destination-view.js';
 import { isMaskedValue } from '../masked-value.js';
 import { slugify, uniqueSlug } from '../slugs.js';
@@ -114,7 +115,8 @@ export async function createDestination(deps: ApiDeps, tenant: Tenant, input: Cr
 }
 
 export async function getDestination(deps: ApiDeps, tenant: Tenant, id: string) {
-  return destinationView(deps, await requireDestination(deps, tenant, id));
+  const row = await requireDestination(deps, tenant, id);
+  return destinationView(deps, row, await destinationStats(deps.store.sql, row.id, deps.now()));
 }
 
 export async function listDestinations(deps: ApiDeps, tenant: Tenant, query: PageQuery & { enabled?: boolean; search?: string }) {
@@ -122,7 +124,8 @@ export async function listDestinations(deps: ApiDeps, tenant: Tenant, query: Pag
     equals: { enabled: query.enabled },
     search: query.search ? { text: query.search, properties: ['name', 'url'] } : undefined,
   });
-  return { rows: page.rows.map((row) => destinationSummary(row)), total: page.total };
+  const stats = await destinationStatsByIds(deps.store.sql, page.rows.map((row) => row.id), deps.now());
+  return { rows: page.rows.map((row) => destinationSummary(row, stats.get(row.id))), total: page.total };
 }
 
 export async function updateDestination(deps: ApiDeps, tenant: Tenant, id: string, patch: PatchDestinationInput) {
@@ -146,7 +149,7 @@ export async function updateDestination(deps: ApiDeps, tenant: Tenant, id: strin
     throw error;
   }
   if (!updated) throw new NotFoundError(`Destination ${id} not found`);
-  return destinationView(deps, updated);
+  return destinationView(deps, updated, await destinationStats(deps.store.sql, updated.id, deps.now()));
 }
 
 /** Removes the destination and its routes; its delivery history stays. */
