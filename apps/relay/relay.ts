@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Broker } from '../../libs/broker/broker.js';
 import { createBroker } from '../../libs/broker/create-broker.js';
 import type { Config } from '../../libs/config/config.js';
@@ -19,9 +20,14 @@ import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { openStore, type Store } from '../../libs/store/store.js';
 import { ATTEMPTS_TOPIC } from '../../libs/pipeline/attempt-record.js';
-import { DEAD_LETTER_TOPIC } from '../../libs/pipeline/delivery-job.js';
+import { DEAD_LETTER_TOPIC, destinationTopic } from '../../libs/pipeline/delivery-job.js';
 import { RETRY_TIER_TOPICS } from '../../libs/delivery/retry-schedule.js';
+import { createHttpSender } from '../../libs/delivery/send-request.js';
 import { apiRouter } from '../api/api-app.js';
+import { createJanitor } from '../janitor/janitor.js';
+import { DAY_MS } from '../janitor/retention-sweep.js';
+import { createDeliverer, type Deliverer } from '../deliverer/deliverer.js';
+import { createStoreDeliveryLookup } from '../deliverer/store-lookup.js';
 import { createRecorderConsumer } from '../recorder/recorder-consumer.js';
 import { createRouterConsumer } from '../router/router-consumer.js';
 import { createRouteTargets } from '../router/route-targets.js';
@@ -53,6 +59,16 @@ const CORE_TOPICS = [
   ...RETRY_TIER_TOPICS.map((topic) => ({ topic, partitions: 4 })),
 ];
 
+/**
+ * Every process needs every config change, so each has a group of its own. The id is stable across
+ * restarts of the same instance (a fresh group per start would leave abandoned groups pinning old
+ * records); only an ephemeral port (tests) gets a random one.
+ */
+function configGroupId(config: Config): string {
+  const instance = config.port === 0 ? randomBytes(6).toString('hex') : `${hostname()}-${config.port}`;
+  return `relay-config-${config.role}-${instance}`;
+}
+
 /** The composition root: wires config, store, broker and metrics into the roles this process runs. */
 export async function startRelay(config: Config, options: RelayOptions = {}): Promise<RunningRelay> {
   const logger = options.logger ?? createLogger({ level: config.logLevel });
@@ -74,7 +90,11 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       dataDir: config.dataDir,
       fsync: config.fsync,
       logger,
-      kafka: { maxWaitTimeInMs: config.kafkaMaxWaitMs },
+      kafka: {
+        maxWaitTimeInMs: config.kafkaMaxWaitMs,
+        sessionTimeoutMs: config.kafkaSessionTimeoutMs,
+        heartbeatIntervalMs: Math.floor(config.kafkaSessionTimeoutMs / 10),
+      },
     });
     closers.push(() => broker.close());
     await broker.admin().ensureTopics(CORE_TOPICS);
@@ -91,13 +111,22 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       secrets,
     });
     const routeTargets = createRouteTargets(store.sql);
+    let deliverer: Deliverer | undefined;
+    // Refreshing a Kafka subscription means a rebalance (seconds): it runs behind, one at a time, and
+    // never holds up the API answer or the config consumer. Jobs wait in their topic meanwhile.
+    let delivererRefresh = Promise.resolve();
     const applyChange = (change: ConfigChange) => {
       if (change.kind !== 'destination') resolver.invalidate();
       routeTargets.invalidate();
+      if (!deliverer) return;
+      const running = deliverer;
+      delivererRefresh = delivererRefresh
+        .then(() => running.refresh(change))
+        .catch((error: unknown) => logger.warn({ err: error, change }, 'deliverer refresh failed'));
     };
     // Every process hears every change: a group of its own, starting at the newest record.
     const configConsumer = broker.consumer({
-      groupId: `config-${randomBytes(6).toString('hex')}`,
+      groupId: configGroupId(config),
       topics: [CONFIG_TOPIC],
       handleBatch: async (batch) => {
         for (const change of await decodeRecords(batch.records, decodeConfigChange, (topic, messages) => producer.send(topic, messages))) applyChange(change);
@@ -111,9 +140,28 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     };
     const pipeline = [];
     if (serves(config, 'router')) {
-      pipeline.push(createRouterConsumer(broker, { sql: store.sql, routesFor: routeTargets.forSource, publish: (topic, messages) => producer.send(topic, messages), now: Date.now }));
+      pipeline.push(
+        createRouterConsumer(broker, { sql: store.sql, routesFor: routeTargets.forSource, publish: (topic, messages) => producer.send(topic, messages), now: Date.now, secrets }),
+      );
     }
     if (serves(config, 'recorder')) pipeline.push(createRecorderConsumer(broker, store.sql));
+    if (serves(config, 'deliverer')) {
+      const running = createDeliverer({
+        broker,
+        lookup: createStoreDeliveryLookup(store, secrets),
+        sender: createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations }),
+        metrics,
+        logger,
+        jitter: config.retryJitter,
+      });
+      // Destinations created while no deliverer ran may have no topic yet; a pattern subscription needs one.
+      const destinationIds = await store.sql.all<{ id: string }>('SELECT id FROM destinations');
+      await broker.admin().ensureTopics(destinationIds.map(({ id }) => ({ topic: destinationTopic(id), partitions: 4 })));
+      await running.start();
+      // Stopped before the broker closes: in-flight requests finish and their outcomes are committed.
+      closers.push(() => running.stop());
+      deliverer = running;
+    }
     for (const consumer of pipeline) {
       await consumer.start();
       closers.push(() => consumer.stop());
@@ -127,7 +175,33 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       }
     };
     const routers: Router[] = [probeRouter(ready), metricsRouter(metrics.registry, config.metricsToken)];
-    if (serves(config, 'api')) routers.push(apiRouter({ store, secrets, publicUrl: config.publicUrl, logger, now: Date.now, announce }));
+    if (serves(config, 'api')) {
+      const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations });
+      closers.push(() => httpSender.close());
+      routers.push(
+        apiRouter({
+          store,
+          secrets,
+          publicUrl: config.publicUrl,
+          logger,
+          now: Date.now,
+          announce,
+          publish: (topic, messages) => producer.send(topic, messages),
+          routesFor: routeTargets.forSource,
+          httpSender,
+        }),
+      );
+      const janitor = createJanitor({
+        sql: store.sql,
+        dedup: createDedupLedger(store.sql),
+        rateWindows: createRateWindows(store.sql),
+        payloadRetentionMs: config.payloadRetentionDays * DAY_MS,
+        eventRetentionMs: config.eventRetentionDays * DAY_MS,
+        logger,
+      });
+      janitor.start();
+      closers.push(() => janitor.stop());
+    }
     if (serves(config, 'gateway')) {
       const ledger = createDedupLedger(store.sql);
       const rateWindows = createRateWindows(store.sql);

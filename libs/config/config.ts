@@ -17,6 +17,8 @@ export interface Config {
   kafkaClientId: string;
   /** How long a Kafka fetch waits for records; lower means lower latency at more requests. */
   kafkaMaxWaitMs: number;
+  /** Consumer group session timeout: how long a vanished member holds its partitions. */
+  kafkaSessionTimeoutMs: number;
   apiKey?: string;
   org: string;
   defaultPlan: Plan;
@@ -127,6 +129,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     kafkaBrokers: brokers(env),
     kafkaClientId: read(env, 'KAFKA_CLIENT_ID') ?? 'webhook-relay',
     kafkaMaxWaitMs: integer(env, 'KAFKA_MAX_WAIT_MS', 500, 10, 10000),
+    kafkaSessionTimeoutMs: integer(env, 'KAFKA_SESSION_TIMEOUT_MS', 30000, 6000, 300000),
     apiKey,
     org,
     defaultPlan: oneOf(env, 'RELAY_DEFAULT_PLAN', PLANS, 'pro'),

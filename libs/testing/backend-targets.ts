@@ -35,7 +35,7 @@ const kafkaPostgres: BackendTarget = {
     const store = await postgres.prepare(mocha);
     const kafka = await startKafkaMock();
     return {
-      env: { RELAY_DATA_DIR: store.dataDir, DATABASE_URL: store.databaseUrl!, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_MAX_WAIT_MS: '100' },
+      env: { RELAY_DATA_DIR: store.dataDir, DATABASE_URL: store.databaseUrl!, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_MAX_WAIT_MS: '100', KAFKA_SESSION_TIMEOUT_MS: '6000' },
       cleanup: async () => {
         await kafka.stop();
         await store.cleanup();

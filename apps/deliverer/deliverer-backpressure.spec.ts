@@ -1,0 +1,93 @@
+import { expect } from 'chai';
+import { destinationTopic, encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { startDelivererHarness, type DelivererHarness } from './deliverer-test-harness.js';
+
+const RESET_TIMEOUT_MS = 600;
+
+describe('deliverer: backpressure', function () {
+  let h: DelivererHarness;
+  let failing: HttpSink;
+  let healthy: HttpSink;
+
+  beforeEach(async function () {
+    h = await startDelivererHarness({
+      breakerOptions: { volumeThreshold: 3, errorThresholdPercentage: 50, resetTimeoutMs: RESET_TIMEOUT_MS, rollingCountTimeoutMs: 10_000 },
+    });
+    failing = await startHttpSink();
+    healthy = await startHttpSink();
+  });
+
+  afterEach(async function () {
+    await h.close();
+    await failing.close();
+    await healthy.close();
+  });
+
+  it('opens the circuit after failures and pauses only that destination, while another destination keeps flowing, and the wait costs no retry', async function () {
+    failing.setBehaviour([respond(500), respond(500), respond(500), respond(200)]);
+    const troubled = await h.addDestination({
+      url: failing.url,
+      retryPolicy: { maxRetries: 5, initialDelay: 1500, maxDelay: 10_000, backoffMultiplier: 1 },
+    });
+    const steady = await h.addDestination({ url: healthy.url });
+    // One batch: the circuit opens while jobs 4 and 5 are still in it.
+    const jobs = [];
+    for (let n = 1; n <= 5; n += 1) jobs.push(h.jobFor(troubled.id));
+    await h.broker.producer().send(destinationTopic(troubled.id), jobs.map((job) => encodeDeliveryJob(job, Buffer.from('{}'))));
+
+    const failures = await h.attempts.waitFor(3, (attempt) => attempt.destinationId === troubled.id);
+    expect(failures.map((attempt) => attempt.statusCode)).to.deep.equal([500, 500, 500]);
+    expect(h.deliverer.circuitState(troubled.id)).to.equal('open');
+    const gauge = await h.metrics.circuitState.get();
+    expect(gauge.values).to.deep.include({ labels: { destination: troubled.id, state: 'open' }, value: 1 });
+
+    for (let n = 1; n <= 3; n += 1) await h.publishJob(steady.id, Buffer.from(`{"steady":${n}}`));
+    const delivered = await h.attempts.waitFor(3, (attempt) => attempt.destinationId === steady.id, 1000);
+    expect(delivered.every((attempt) => attempt.deliveryStatus === 'delivered')).to.equal(true);
+    expect(h.deliverer.circuitState(troubled.id), 'the other destination flowed while this circuit was open').to.equal('open');
+    expect(failing.requests).to.have.length(3);
+
+    // Half open after the reset timeout: job 4 is the trial, succeeds, closes the circuit; job 5 follows.
+    const [fourth] = await h.attemptsOf(jobs[3]!.deliveryId, 1, 3000);
+    const [fifth] = await h.attemptsOf(jobs[4]!.deliveryId, 1, 3000);
+    for (const attempt of [fourth!, fifth!]) expect(attempt).to.include({ attemptNumber: 1, deliveryStatus: 'delivered' });
+    expect(failing.requests[3]!.receivedAt - failures[2]!.completedAt).to.be.at.least(RESET_TIMEOUT_MS - 20);
+    expect(h.deliverer.circuitState(troubled.id)).to.equal('closed');
+
+    // The three failed jobs come back once each, as their second attempt.
+    for (const job of jobs.slice(0, 3)) {
+      const attempts = await h.attemptsOf(job.deliveryId, 2, 3000);
+      expect(attempts.map((attempt) => [attempt.attemptNumber, attempt.deliveryStatus])).to.deep.equal([
+        [1, 'retrying'],
+        [2, 'delivered'],
+      ]);
+    }
+    const troubledAttempts = h.attempts.items.filter((attempt) => attempt.destinationId === troubled.id);
+    expect(troubledAttempts, 'an attempt record for every request, none for the waits').to.have.length(failing.requests.length);
+    expect(troubledAttempts).to.have.length(8);
+  });
+
+  it('spaces deliveries to the destination rate limit by pausing its topic, uses up no retry, and does not slow other destinations', async function () {
+    const limited = await h.addDestination({ url: failing.url, rateLimitPerMinute: 600 });
+    const unlimited = await h.addDestination({ url: healthy.url });
+    failing.setBehaviour([respond(200)]);
+    const jobs = [];
+    for (let n = 1; n <= 14; n += 1) jobs.push(h.jobFor(limited.id));
+    await h.broker.producer().send(destinationTopic(limited.id), jobs.map((job) => encodeDeliveryJob(job, Buffer.from('{}'))));
+    await failing.waitForRequests(10);
+    for (let n = 1; n <= 5; n += 1) await h.publishJob(unlimited.id, Buffer.from('{}'));
+
+    const attempts = await h.attempts.waitFor(14, (attempt) => attempt.destinationId === limited.id, 3000);
+    expect(attempts.every((attempt) => attempt.attemptNumber === 1 && attempt.deliveryStatus === 'delivered')).to.equal(true);
+    // A burst of 10 (one second's worth), then one request per 100 ms.
+    const times = failing.requests.map((request) => request.receivedAt);
+    expect(times[10]! - times[0]!).to.be.at.least(80);
+    expect(times[13]! - times[0]!).to.be.at.least(350);
+    expect(failing.requests).to.have.length(14);
+
+    const otherAttempts = await h.attempts.waitFor(5, (attempt) => attempt.destinationId === unlimited.id);
+    const lastOther = Math.max(...otherAttempts.map((attempt) => attempt.completedAt));
+    expect(lastOther, 'the unlimited destination finished before the limited one').to.be.below(times[13]!);
+  });
+});

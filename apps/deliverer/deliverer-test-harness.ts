@@ -1,0 +1,231 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Broker, BrokerRecord, Consumer } from '../../libs/broker/broker.js';
+import { openEmbeddedBroker } from '../../libs/broker/embedded/embedded-broker.js';
+import type { CircuitBreakersOptions } from '../../libs/delivery/circuit-breakers.js';
+import { createHttpSender } from '../../libs/delivery/send-request.js';
+import { newId } from '../../libs/ids/ids.js';
+import { createLogger } from '../../libs/logging/logger.js';
+import { createRelayMetrics, type RelayMetrics } from '../../libs/metrics/relay-metrics.js';
+import { ATTEMPTS_TOPIC, decodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
+import { decodeConfigChange, encodeConfigChange, type ConfigChange } from '../../libs/pipeline/config-change.js';
+import { DEAD_LETTER_TOPIC, destinationTopic, encodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { CONFIG_TOPIC } from '../../libs/pipeline/ingest-message.js';
+import { createSecretBox, type SecretBox } from '../../libs/secrets/secret-box.js';
+import { generateSigningSecret } from '../../libs/secrets/signing-secret.js';
+import type { DestinationRow } from '../../libs/store/entities/destination.js';
+import type { SourceRow } from '../../libs/store/entities/source.js';
+import { openStore, type Store } from '../../libs/store/store.js';
+import { createDeliverer, type Deliverer } from './deliverer.js';
+import { createStoreDeliveryLookup } from './store-lookup.js';
+
+/** Records of one topic as a test reads them, with a way to wait for the ones it expects. */
+export class Collected<T> {
+  readonly items: T[] = [];
+  private readonly waiters = new Set<() => void>();
+
+  add(item: T): void {
+    this.items.push(item);
+    for (const wake of this.waiters) wake();
+  }
+
+  /** Resolves with the matching items once there are at least `count`; rejects after `timeoutMs`. */
+  waitFor(count: number, match: (item: T) => boolean = () => true, timeoutMs = 5000): Promise<T[]> {
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        const found = this.items.filter(match);
+        if (found.length < count) return;
+        cleanup();
+        resolve(found);
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`expected ${count} matching records within ${timeoutMs} ms, got ${this.items.filter(match).length}`));
+      }, timeoutMs);
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+      };
+      this.waiters.add(check);
+      check();
+    });
+  }
+}
+
+export interface HarnessOptions {
+  breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange'>;
+  maxInFlight?: number;
+}
+
+export interface DestinationSettings extends Partial<Omit<DestinationRow, 'authConfigSealed' | 'signingSecretSealed'>> {
+  authConfig?: Record<string, string>;
+}
+
+/**
+ * The deliverer on a real embedded log and SQLite store in a temp dir, with an organization and a
+ * source. Jobs are published to relay.dst.<id> as the router would; relay.attempts and relay.dead are
+ * read back by consumers of the test's own; relay.config reaches the deliverer through `refresh`, as
+ * the composition root wires it.
+ */
+export interface DelivererHarness {
+  broker: Broker;
+  store: Store;
+  secrets: SecretBox;
+  metrics: RelayMetrics;
+  deliverer: Deliverer;
+  orgId: string;
+  source: SourceRow;
+  attempts: Collected<AttemptRecord>;
+  /** Raw records of relay.dead (a malformed record has no job to decode). */
+  dead: Collected<BrokerRecord>;
+  /** Inserts a destination (sealed credentials and signing secret) and returns it with its secret. */
+  addDestination(settings: DestinationSettings): Promise<DestinationRow & { signingSecret: string }>;
+  /** A first-attempt job for `destinationId` from the harness's source, not published. */
+  jobFor(destinationId: string, overrides?: Partial<DeliveryJob>): DeliveryJob;
+  /** Publishes a job (`jobFor`) to the destination's topic and returns it. */
+  publishJob(destinationId: string, body: Buffer, overrides?: Partial<DeliveryJob>): Promise<DeliveryJob>;
+  /** Publishes a change on relay.config. */
+  announce(change: ConfigChange): Promise<void>;
+  attemptsOf(deliveryId: string, count: number, timeoutMs?: number): Promise<AttemptRecord[]>;
+  close(): Promise<void>;
+}
+
+const quietLogger = createLogger({ level: 'silent' });
+
+export async function startDelivererHarness(options: HarnessOptions = {}): Promise<DelivererHarness> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-deliverer-'));
+  const broker = openEmbeddedBroker({ dataDir, errorBackoff: { initialMs: 20, maxMs: 200 } });
+  const store = await openStore({ dataDir });
+  const secrets = createSecretBox(randomBytes(32));
+  const org = await store.organizations.create(`org-${randomBytes(4).toString('hex')}`, 'pro');
+  const now = Date.now();
+  const source = await store.sources.insert({
+    id: newId('src'),
+    orgId: org.id,
+    name: 'Shop',
+    slug: 'shop-events',
+    description: null,
+    provider: 'generic',
+    verification: { type: 'none' },
+    secretSealed: null,
+    rejectInvalidSignatures: false,
+    rateLimitPerMinute: null,
+    ipFilterMode: 'none',
+    ipAllowlist: [],
+    ipDenylist: [],
+    encryptFields: [],
+    maskFields: [],
+    dedupEnabled: false,
+    dedupStrategy: 'none',
+    dedupWindowHours: 24,
+    dedupCustomHeader: null,
+    enabled: true,
+    eventsCount: 0,
+    lastEventAt: null,
+    createdAt: now,
+    updatedAt: now,
+  });
+  const metrics = createRelayMetrics({ defaultMetrics: false });
+  const deliverer = createDeliverer({
+    broker,
+    lookup: createStoreDeliveryLookup(store, secrets),
+    sender: createHttpSender({ blockPrivateDestinations: false }),
+    metrics,
+    logger: quietLogger,
+    jitter: 0,
+    maxInFlight: options.maxInFlight,
+    breakerOptions: options.breakerOptions,
+  });
+
+  const attempts = new Collected<AttemptRecord>();
+  const dead = new Collected<BrokerRecord>();
+  const reader = (groupId: string, topic: string, take: (record: BrokerRecord) => unknown): Consumer =>
+    broker.consumer({
+      groupId,
+      topics: [topic],
+      fromBeginning: true,
+      handleBatch: async (batch) => {
+        for (const record of batch.records) await take(record);
+      },
+    });
+  const consumers = [
+    reader('test-attempts', ATTEMPTS_TOPIC, (record) => attempts.add(decodeAttemptRecord(record))),
+    reader('test-dead', DEAD_LETTER_TOPIC, (record) => dead.add(record)),
+    reader('test-config', CONFIG_TOPIC, (record) => deliverer.refresh(decodeConfigChange(record))),
+  ];
+  for (const consumer of consumers) await consumer.start();
+  await deliverer.start();
+
+  const jobFor = (destinationId: string, overrides: Partial<DeliveryJob> = {}): DeliveryJob => ({
+    deliveryId: newId('dlv'),
+    eventId: newId('evt'),
+    orgId: org.id,
+    sourceId: source.id,
+    destinationId,
+    attemptNumber: 1,
+    dueAt: 0,
+    contentType: 'application/json',
+    providerHeaders: {},
+    signatureValid: true,
+    receivedAt: Date.now(),
+    ...overrides,
+  });
+
+  return {
+    broker,
+    store,
+    secrets,
+    metrics,
+    deliverer,
+    orgId: org.id,
+    source,
+    attempts,
+    dead,
+    async addDestination({ authConfig, ...settings }) {
+      const signingSecret = generateSigningSecret();
+      const at = Date.now();
+      const row = await store.destinations.insert({
+        id: newId('dst'),
+        orgId: org.id,
+        name: 'Orders service',
+        slug: `orders-${randomBytes(3).toString('hex')}`,
+        url: 'http://127.0.0.1:9/unset',
+        method: 'POST',
+        description: null,
+        headers: {},
+        authType: 'none',
+        timeoutMs: 5000,
+        rateLimitPerMinute: null,
+        retryPolicy: { maxRetries: 5, initialDelay: 100, maxDelay: 60_000, backoffMultiplier: 2 },
+        enabled: true,
+        createdAt: at,
+        updatedAt: at,
+        ...settings,
+        authConfigSealed: authConfig ? secrets.seal(JSON.stringify(authConfig)) : null,
+        signingSecretSealed: secrets.seal(signingSecret),
+      });
+      return { ...row, signingSecret };
+    },
+    jobFor,
+    async publishJob(destinationId, body, overrides = {}) {
+      const job = jobFor(destinationId, overrides);
+      await broker.producer().send(destinationTopic(destinationId), [encodeDeliveryJob(job, body)]);
+      return job;
+    },
+    async announce(change) {
+      await broker.producer().send(CONFIG_TOPIC, [encodeConfigChange(change)]);
+    },
+    attemptsOf(deliveryId, count, timeoutMs) {
+      return attempts.waitFor(count, (attempt) => attempt.deliveryId === deliveryId, timeoutMs);
+    },
+    async close() {
+      await deliverer.stop();
+      for (const consumer of consumers) await consumer.stop();
+      await broker.close();
+      await store.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

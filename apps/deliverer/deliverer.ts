@@ -1,0 +1,204 @@
+import type { BatchOutcome, Broker, Consumer, RecordBatch } from '../../libs/broker/broker.js';
+import { createCircuitBreakers, type CircuitBreakersOptions, type CircuitState } from '../../libs/delivery/circuit-breakers.js';
+import { RETRY_TIER_TOPICS } from '../../libs/delivery/retry-schedule.js';
+import type { HttpSender } from '../../libs/delivery/send-request.js';
+import { createDestinationRateLimiters } from '../../libs/delivery/token-bucket.js';
+import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
+import type { ConfigChange } from '../../libs/pipeline/config-change.js';
+import { DEAD_LETTER_TOPIC, DESTINATION_TOPIC_PATTERN, destinationTopic } from '../../libs/pipeline/delivery-job.js';
+import { createAttemptReporter } from './attempt-reporter.js';
+import { createCachedLookup } from './cached-lookup.js';
+import type { DeliveryLookup } from './delivery-lookup.js';
+import { createDestinationBatchHandler, HOLD, type DelivererLogger } from './destination-batch.js';
+import { createInFlightLimits } from './in-flight-limits.js';
+import { PauseHolds } from './pause-holds.js';
+import { createRetryTierHandler, RETRY_GROUP } from './retry-tiers.js';
+
+export const DELIVERER_GROUP = 'relay-deliverer';
+
+const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half_open'];
+
+export interface DelivererOptions {
+  broker: Broker;
+  /** Over the store and the secret box: `createStoreDeliveryLookup(store, secrets)`. Cached here. */
+  lookup: DeliveryLookup;
+  /** Closed by `stop`. */
+  sender: HttpSender;
+  metrics: RelayMetrics;
+  logger: DelivererLogger;
+  /** Fraction of each retry delay added or removed at random (`RELAY_RETRY_JITTER`). */
+  jitter: number;
+  random?: () => number;
+  now?: () => number;
+  /** Delivery requests in flight in the process (default 256). */
+  maxInFlight?: number;
+  /** Delivery requests in flight to one destination (default 16, the sender's default connections per origin). */
+  maxInFlightPerDestination?: number;
+  breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange'>;
+  /** Safety net for missed config changes (default 60 s). */
+  lookupCacheTtlMs?: number;
+  /** Partitions of the retry tier topics and relay.dead when this creates them (default 4). */
+  topicPartitions?: number;
+  /** Safety net for destination topics that appeared without a config change reaching here (default 30 s). */
+  subscriptionRefreshMs?: number;
+}
+
+export interface Deliverer {
+  /** Ensures the retry tier and dead letter topics, then joins the groups `relay-deliverer` and `relay-retry`. */
+  start(): Promise<void>;
+  /**
+   * Stops taking new jobs, lets the requests in flight finish (each is bounded by its destination's
+   * timeout, at most 60 s), publishes and commits their attempts, then closes the sender. Final.
+   */
+  stop(): Promise<void>;
+  /**
+   * Applies a relay.config change (every change when none is given): forgets cached destinations,
+   * resumes a re-enabled destination, resets the circuit and rate budget of an updated or deleted one,
+   * and follows new destination topics. The composition root calls it for each record of relay.config.
+   */
+  refresh(change?: ConfigChange): Promise<void>;
+  /** For the destination and health views. */
+  circuitState(destinationId: string): CircuitState;
+}
+
+/**
+ * The delivery consumer: destination topics in, HTTP requests out, every attempt published to
+ * relay.attempts, retries through the relay.retry.<tier> topics, exhausted jobs to relay.dead.
+ *
+ * A disabled destination holds its jobs: its topic stays paused until it is enabled again (disabling
+ * is usually temporary, and the jobs are kept in the log meanwhile). A deleted destination fails its
+ * jobs: each is recorded as a `failed` attempt (errorKind `destination_deleted`, nothing sent) so the
+ * event can settle, and goes to relay.dead.
+ */
+export function createDeliverer(options: DelivererOptions): Deliverer {
+  const now = options.now ?? Date.now;
+  const { broker, metrics, logger } = options;
+  const partitions = options.topicPartitions ?? 4;
+  const lookup = createCachedLookup(options.lookup, { ttlMs: options.lookupCacheTtlMs, now });
+  const rateLimiters = createDestinationRateLimiters();
+  const inFlight = createInFlightLimits({
+    maxInFlight: options.maxInFlight ?? 256,
+    maxInFlightPerDestination: options.maxInFlightPerDestination ?? 16,
+    metrics,
+  });
+  const reporter = createAttemptReporter({
+    producer: broker.producer(),
+    metrics,
+    jitter: { jitter: options.jitter, random: options.random },
+    now,
+  });
+  /** Set by the first `stop`; handlers take no new job from then on. */
+  let stopping: Promise<void> | null = null;
+  const isStopping = () => stopping !== null;
+  let running: { destinations: Consumer; destinationHolds: PauseHolds; retries: Consumer; retryHolds: PauseHolds } | null = null;
+  let refreshTimer: NodeJS.Timeout | undefined;
+
+  const breakers = createCircuitBreakers({
+    ...options.breakerOptions,
+    onStateChange(destinationId, state) {
+      if (state === 'open') logger.warn({ destinationId }, 'Circuit opened: deliveries to this destination are paused');
+      else logger.info({ destinationId, state }, 'Circuit no longer open: deliveries to this destination resume');
+      for (const each of CIRCUIT_STATES) metrics.circuitState.set({ destination: destinationId, state: each }, each === state ? 1 : 0);
+      const holds = running?.destinationHolds;
+      if (!holds) return;
+      // Paused until half open: the trial attempt then comes from the topic itself.
+      if (state === 'open') holds.hold({ topic: destinationTopic(destinationId) }, HOLD.circuitOpen);
+      else holds.release({ topic: destinationTopic(destinationId) }, HOLD.circuitOpen);
+    },
+  });
+
+  /**
+   * A changed destination starts over with a closed circuit and a full rate budget: the change (a new
+   * URL, credentials, limit) is usually what was meant to fix it, and a deleted one needs neither.
+   */
+  function resetDestination(destinationId: string, deleted: boolean): void {
+    breakers.forget(destinationId);
+    rateLimiters.forget(destinationId);
+    if (deleted) inFlight.forget(destinationId);
+    for (const state of CIRCUIT_STATES) metrics.circuitState.remove({ destination: destinationId, state });
+    running?.destinationHolds.release({ topic: destinationTopic(destinationId) }, HOLD.circuitOpen);
+  }
+
+  return {
+    async start() {
+      if (stopping) throw new Error('A stopped deliverer has closed its sender and cannot start again');
+      if (running) return;
+      await broker.admin().ensureTopics([...RETRY_TIER_TOPICS, DEAD_LETTER_TOPIC].map((topic) => ({ topic, partitions })));
+      // The handlers pause their own consumer, so they are made once it exists (before it starts).
+      let handleDestinationBatch: ((batch: RecordBatch) => Promise<BatchOutcome>) | undefined;
+      let handleRetryBatch: ((batch: RecordBatch) => Promise<BatchOutcome>) | undefined;
+      const destinations = broker.consumer({
+        groupId: DELIVERER_GROUP,
+        topicPattern: DESTINATION_TOPIC_PATTERN,
+        fromBeginning: true,
+        // Every partition may have requests in flight; the in-flight limits bound the requests themselves.
+        concurrency: options.maxInFlight ?? 256,
+        handleBatch: (batch) => handleDestinationBatch!(batch),
+      });
+      const retries = broker.consumer({
+        groupId: RETRY_GROUP,
+        topics: [...RETRY_TIER_TOPICS],
+        fromBeginning: true,
+        concurrency: RETRY_TIER_TOPICS.length * partitions,
+        handleBatch: (batch) => handleRetryBatch!(batch),
+      });
+      const destinationHolds = new PauseHolds(destinations);
+      const retryHolds = new PauseHolds(retries);
+      handleDestinationBatch = createDestinationBatchHandler({
+        lookup,
+        breakers,
+        rateLimiters,
+        inFlight,
+        holds: destinationHolds,
+        sender: options.sender,
+        reporter,
+        logger,
+        now,
+        stopping: isStopping,
+        disabledRecheckMs: options.lookupCacheTtlMs ?? 60_000,
+      });
+      handleRetryBatch = createRetryTierHandler({ producer: broker.producer(), reporter, holds: retryHolds, now, stopping: isStopping });
+      running = { destinations, destinationHolds, retries, retryHolds };
+      await Promise.all([destinations.start(), retries.start()]);
+      refreshTimer = setInterval(() => {
+        destinations.refreshSubscription().catch((error: unknown) => logger.warn({ err: error }, 'destination subscription refresh failed'));
+      }, options.subscriptionRefreshMs ?? 30_000);
+      refreshTimer.unref();
+    },
+
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(refreshTimer);
+        const current = running;
+        if (current) {
+          await Promise.all([current.destinations.stop(), current.retries.stop()]);
+          current.destinationHolds.clear();
+          current.retryHolds.clear();
+          running = null;
+        }
+        breakers.shutdown();
+        await options.sender.close();
+      })();
+      return stopping;
+    },
+
+    async refresh(change) {
+      if (change && change.kind !== 'destination' && change.kind !== 'organization') return;
+      const destinationId = change?.kind === 'destination' && change.id !== '*' ? change.id : undefined;
+      lookup.invalidate(destinationId);
+      if (destinationId && change?.action !== 'created') resetDestination(destinationId, change?.action === 'deleted');
+      const holds = running?.destinationHolds;
+      if (holds) {
+        // Looked up again on the next batch: held again if still disabled, delivered if enabled, failed if deleted.
+        const held = destinationId ? [{ topic: destinationTopic(destinationId) }] : holds.heldFor(HOLD.disabled);
+        for (const target of held) holds.release(target, HOLD.disabled);
+      }
+      // Kafka subscribes by pattern only to topics that exist; a new destination's topic would otherwise
+      // appear only with its first job, unseen until the next refresh.
+      if (destinationId && change?.action === 'created') await broker.admin().ensureTopics([{ topic: destinationTopic(destinationId), partitions }]);
+      await running?.destinations.refreshSubscription();
+    },
+
+    circuitState: (destinationId) => breakers.circuitState(destinationId),
+  };
+}

@@ -1,0 +1,21 @@
+import type { DeliveryDestination } from '../../libs/delivery/build-request.js';
+import type { RetryPolicy } from '../../libs/delivery/retry-schedule.js';
+
+/** A destination as the deliverer needs it: credentials and signing secret already opened. */
+export interface DeliveryTarget {
+  id: string;
+  orgId: string;
+  enabled: boolean;
+  destination: DeliveryDestination;
+  timeoutMs: number;
+  rateLimitPerMinute: number | null;
+  retryPolicy: RetryPolicy;
+}
+
+/** What the deliverer reads from configuration; the composition root passes one over the store. */
+export interface DeliveryLookup {
+  /** null when the destination does not exist (deleted). */
+  destination(orgId: string, destinationId: string): Promise<DeliveryTarget | null>;
+  /** The source's slug, sent as X-Relay-Source; null when the source is gone. */
+  sourceSlug(orgId: string, sourceId: string): Promise<string | null>;
+}

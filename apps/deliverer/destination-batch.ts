@@ -1,0 +1,174 @@
+import type { BatchOutcome, BrokerRecord, RecordBatch } from '../../libs/broker/broker.js';
+import { buildDeliveryRequest, type DeliveryRequest } from '../../libs/delivery/build-request.js';
+import type { CircuitBreakers } from '../../libs/delivery/circuit-breakers.js';
+import type { HttpSender } from '../../libs/delivery/send-request.js';
+import type { DestinationRateLimiters } from '../../libs/delivery/token-bucket.js';
+import type { Logger } from '../../libs/logging/logger.js';
+import { decodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { MalformedRecordError } from '../../libs/pipeline/malformed-record-error.js';
+import type { AttemptReporter } from './attempt-reporter.js';
+import type { DeliveryLookup, DeliveryTarget } from './delivery-lookup.js';
+import type { InFlightLimits } from './in-flight-limits.js';
+import type { PauseHolds } from './pause-holds.js';
+
+export type DelivererLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
+
+/** Why a destination topic is paused. None of them uses up a retry: they are backpressure, not attempts. */
+export const HOLD = {
+  rateLimited: 'rate_limited',
+  circuitOpen: 'circuit_open',
+  disabled: 'destination_disabled',
+} as const;
+
+export interface DestinationBatchDeps {
+  lookup: DeliveryLookup;
+  breakers: CircuitBreakers;
+  rateLimiters: DestinationRateLimiters;
+  inFlight: Pick<InFlightLimits, 'acquire'>;
+  holds: PauseHolds;
+  sender: Pick<HttpSender, 'send'>;
+  reporter: AttemptReporter;
+  logger: DelivererLogger;
+  now: () => number;
+  stopping(): boolean;
+  /** A disabled destination's topic is looked at again after this, should its re-enabling go unannounced. */
+  disabledRecheckMs: number;
+}
+
+type TaskResult = 'done' | 'circuit_open';
+
+/** A record's work once started (`task`), and whether the records after it must wait for a later batch. */
+interface Launch {
+  task?: Promise<TaskResult>;
+  stop: boolean;
+}
+
+const STOP: Launch = { stop: true };
+
+function providerHeadersOf(job: DeliveryJob): Record<string, string> {
+  return Object.fromEntries(Object.entries(job.providerHeaders).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
+}
+
+/**
+ * The batch handler of the destination topics (all records of a batch are for one destination).
+ *
+ * Records are started in offset order; a record starts once the previous record with its key (source)
+ * has its answer, which keeps per-source order for first attempts while other sources' records are in
+ * flight at the same time. Starting stops at the first record that must wait: rate budget spent,
+ * circuit open, destination disabled, or shutting down. Its topic is paused (a hold) and the handler
+ * returns `{handled: n}` for the records started before it, once their attempts are published; the
+ * rest is delivered again after the resume. Since only a prefix is ever started, the committed prefix
+ * is exactly the work done, and a wait never costs a job one of its retries.
+ */
+export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
+  function holdForOpenCircuit(topic: string, destinationId: string): void {
+    deps.holds.hold({ topic }, HOLD.circuitOpen);
+    // Breaker events release this hold; one that closed the circuit before the hold was taken cannot.
+    if (deps.breakers.circuitState(destinationId) === 'closed') deps.holds.release({ topic }, HOLD.circuitOpen);
+  }
+
+  async function send(target: DeliveryTarget, request: DeliveryRequest, release: () => void) {
+    const startedAt = deps.now();
+    const guarded = await deps.breakers.run(target.id, () => deps.sender.send(request, { timeoutMs: target.timeoutMs })).finally(release);
+    return { guarded, startedAt };
+  }
+
+  async function launch(batch: RecordBatch, record: BrokerRecord, answeredOfKey: Map<string | null, Promise<unknown>>): Promise<Launch> {
+    if (deps.stopping()) return STOP;
+    const topic = batch.topic;
+    let decoded;
+    try {
+      decoded = decodeDeliveryJob(record);
+    } catch (error) {
+      if (!(error instanceof MalformedRecordError)) throw error;
+      deps.logger.error({ topic, partition: batch.partition, offset: record.offset, err: error }, 'Unreadable delivery job sent to relay.dead');
+      return { task: deps.reporter.malformed(record).then(() => 'done'), stop: false };
+    }
+    const { job, body } = decoded;
+    const target = await deps.lookup.destination(job.orgId, job.destinationId);
+    if (!target) return { task: deps.reporter.destinationDeleted(job, body).then(() => 'done'), stop: false };
+    if (!target.enabled) {
+      deps.holds.hold({ topic }, HOLD.disabled, deps.disabledRecheckMs);
+      return STOP;
+    }
+    const sourceSlug = (await deps.lookup.sourceSlug(job.orgId, job.sourceId)) ?? undefined;
+    await answeredOfKey.get(record.key);
+    const release = await deps.inFlight.acquire(target.id);
+    if (deps.stopping()) {
+      release();
+      return STOP;
+    }
+    const waitMs = deps.rateLimiters.take(target.id, target.rateLimitPerMinute, deps.now());
+    if (waitMs > 0) {
+      release();
+      deps.holds.hold({ topic }, HOLD.rateLimited, waitMs);
+      return STOP;
+    }
+    let request: DeliveryRequest;
+    try {
+      request = buildDeliveryRequest({
+        destination: target.destination,
+        event: {
+          eventId: job.eventId,
+          sourceId: job.sourceId,
+          sourceSlug,
+          rawBody: body,
+          contentType: job.contentType,
+          providerHeaders: providerHeadersOf(job),
+          signatureValid: job.signatureValid,
+        },
+        deliveryId: job.deliveryId,
+        attemptNumber: job.attemptNumber,
+        nowMs: deps.now(),
+      });
+    } catch (error) {
+      release();
+      throw error;
+    }
+    // Open or half open: at most one trial gets through, so nothing starts until this one is answered.
+    // The state is read in the same synchronous step as the breaker's own decision in `run`.
+    const trial = deps.breakers.circuitState(target.id) !== 'closed';
+    const sent = send(target, request, release);
+    answeredOfKey.set(record.key, sent.catch(() => undefined));
+    const task = sent.then(async ({ guarded, startedAt }): Promise<TaskResult> => {
+      if (guarded.kind === 'circuit_open') {
+        holdForOpenCircuit(topic, target.id);
+        return 'circuit_open';
+      }
+      await deps.reporter.sent({ job, body, target, outcome: guarded.outcome, startedAt });
+      return 'done';
+    });
+    if (!trial) return { task, stop: false };
+    const result = await task.catch(() => 'failed');
+    return { task, stop: result !== 'done' };
+  }
+
+  return async function handleDestinationBatch(batch: RecordBatch): Promise<BatchOutcome> {
+    const tasks: Promise<TaskResult>[] = [];
+    const answeredOfKey = new Map<string | null, Promise<unknown>>();
+    let launchError: unknown;
+    try {
+      for (const record of batch.records) {
+        const { task, stop } = await launch(batch, record, answeredOfKey);
+        if (task) {
+          // Observed below, once every record is started; until then a failure must not count as unhandled.
+          task.catch(() => undefined);
+          tasks.push(task);
+        }
+        if (stop) break;
+      }
+    } catch (error) {
+      launchError = error;
+    }
+    // Never return while work of this batch is still running: the rest may be delivered again at once.
+    const settled = await Promise.allSettled(tasks);
+    const firstUnfinished = settled.findIndex((result) => result.status === 'rejected' || result.value !== 'done');
+    const handled = firstUnfinished === -1 ? tasks.length : firstUnfinished;
+    const failure = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected')?.reason ?? launchError;
+    if (failure !== undefined) {
+      if (handled === 0) throw failure;
+      deps.logger.warn({ topic: batch.topic, partition: batch.partition, handled, err: failure }, 'Delivery batch partly failed; the rest is delivered again');
+    }
+    return { handled };
+  }
+}

@@ -1,0 +1,74 @@
+import { expect } from 'chai';
+import { apiClient } from '../../libs/testing/api-client.js';
+import { openStore, type Store } from '../../libs/store/store.js';
+
+/** Shared by the process-level suites: set up a source -> destination route and watch deliveries settle. */
+
+export const API_KEY = 'rk_process-suite-key-0123456789';
+export const ENCRYPTION_KEY = Buffer.alloc(32, 11).toString('base64');
+
+export interface Pipeline {
+  sourceId: string;
+  destinationId: string;
+  /** `/ingest/<org>/<source>`, to append to any gateway's URL. */
+  ingestPath: string;
+}
+
+/** Creates a source, a destination at `destinationUrl` and the route between them, through the API. */
+export async function configurePipeline(apiUrl: string, destinationUrl: string): Promise<Pipeline> {
+  const api = apiClient(apiUrl, API_KEY);
+  const source = await api('POST', '/api/sources', { body: { name: 'Orders', slug: 'orders', provider: 'generic' } });
+  expect(source.status, source.text).to.equal(201);
+  const destination = await api('POST', '/api/destinations', { body: { name: 'Sink', url: destinationUrl } });
+  expect(destination.status, destination.text).to.equal(201);
+  const route = await api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: destination.body.id } });
+  expect(route.status, route.text).to.equal(201);
+  return { sourceId: source.body.id, destinationId: destination.body.id, ingestPath: new URL(source.body.webhookUrl).pathname };
+}
+
+/** Posts one JSON webhook; the event id when the gateway acknowledged it, undefined otherwise. */
+export async function postWebhook(gatewayUrl: string, pipeline: Pipeline, body: unknown): Promise<string | undefined> {
+  try {
+    const response = await fetch(`${gatewayUrl}${pipeline.ingestPath}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const answer = (await response.json()) as { eventId?: string };
+    return response.status === 200 || response.status === 202 ? answer.eventId : undefined;
+  } catch {
+    // Refused or reset while the process stops: not acknowledged, so nothing is owed.
+    return undefined;
+  }
+}
+
+/** Polls `read` until `done` holds for its value; on timeout the error shows the last value read. */
+export async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: string;
+  for (;;) {
+    try {
+      const value = await read();
+      if (done(value)) return value;
+      last = JSON.stringify(value).slice(0, 500);
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last read: ${last}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The store the processes share, opened by the test to read what the recorder wrote. */
+export function openSharedStore(env: Record<string, string>): Promise<Store> {
+  return openStore({ dataDir: env.RELAY_DATA_DIR!, databaseUrl: env.DATABASE_URL });
+}
+
+/** Delivery statuses of a destination, as counts. */
+export async function deliveryStatusCounts(store: Store, destinationId: string): Promise<Record<string, number>> {
+  const rows = await store.sql.all<{ status: string; count: number | string }>(
+    'SELECT status, COUNT(*) AS count FROM deliveries WHERE destination_id = ? GROUP BY status',
+    [destinationId],
+  );
+  return Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]));
+}

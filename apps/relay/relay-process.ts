@@ -1,0 +1,131 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Role } from '../../libs/config/config.js';
+
+/**
+ * The relay as an operator runs it: `node apps/relay/main.ts --role <role>` in a process of its own
+ * (through tsx, so no build is needed), configured by its environment only.
+ */
+export interface RelayProcess {
+  role: Role;
+  url: string;
+  /** Resolves when the process ends, however it ends. */
+  exited: Promise<ProcessExit>;
+  /** What the process wrote so far, stdout and stderr, for failure messages. */
+  output(): string;
+  /** `GET /metrics` as text. */
+  metrics(): Promise<string>;
+  /** Sends SIGTERM and waits for the exit. */
+  terminate(): Promise<ProcessExit>;
+  /** SIGKILL when still running; for cleanup after a failed test. */
+  kill(): Promise<void>;
+}
+
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const MAIN = path.join(ROOT, 'apps/relay/main.ts');
+const START_TIMEOUT_MS = 60_000;
+const OUTPUT_TAIL = 20_000;
+
+/** Variables of the test runner that must not leak into a relay under test (it reads only what the test gives). */
+const isRelaySetting = (name: string) => /^(RELAY_|KAFKA_|DATABASE_URL$|PORT$|HOST$|LOG_LEVEL$)/.test(name);
+
+/** A fresh data directory for one process; the caller removes it. */
+export function tempDataDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'relay-process-'));
+}
+
+export async function startRelayProcess(role: Role, env: Record<string, string>): Promise<RelayProcess> {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !isRelaySetting(name)));
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--role', role], {
+    cwd: ROOT,
+    env: { ...inherited, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const killOnExit = () => child.kill('SIGKILL');
+  process.on('exit', killOnExit);
+  let output = '';
+  const record = (chunk: string) => {
+    output = (output + chunk).slice(-OUTPUT_TAIL);
+  };
+  child.stdout!.setEncoding('utf8').on('data', record);
+  child.stderr!.setEncoding('utf8').on('data', record);
+  const exited = new Promise<ProcessExit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      process.off('exit', killOnExit);
+      resolve({ code, signal });
+    });
+  });
+
+  let url: string;
+  try {
+    url = await listeningUrl(child, exited, () => output);
+  } catch (error) {
+    child.kill('SIGKILL');
+    await exited;
+    throw error;
+  }
+  return {
+    role,
+    url,
+    exited,
+    output: () => output,
+    async metrics() {
+      const response = await fetch(`${url}/metrics`);
+      if (response.status !== 200) throw new Error(`${role} /metrics answered ${response.status}`);
+      return response.text();
+    },
+    async terminate() {
+      child.kill('SIGTERM');
+      return exited;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** The URL from main.ts's "relay listening" log line (PORT 0 picks a free port). */
+function listeningUrl(child: ChildProcess, exited: Promise<ProcessExit>, output: () => string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let pending = '';
+    const timer = setTimeout(() => fail(`no "relay listening" line within ${START_TIMEOUT_MS} ms`), START_TIMEOUT_MS);
+    const fail = (reason: string) => {
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      reject(new Error(`relay process did not start: ${reason}\n${output()}`));
+    };
+    const onData = (chunk: string) => {
+      pending += chunk;
+      const lines = pending.split('\n');
+      pending = lines.pop()!;
+      for (const line of lines) {
+        const url = parseListening(line);
+        if (!url) continue;
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        resolve(url);
+        return;
+      }
+    };
+    child.stdout!.on('data', onData);
+    void exited.then(({ code, signal }) => fail(`exited (${signal ?? code})`));
+  });
+}
+
+function parseListening(line: string): string | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    const entry = JSON.parse(line) as { msg?: string; url?: string };
+    return entry.msg?.startsWith('relay listening') ? entry.url : undefined;
+  } catch {
+    return undefined;
+  }
+}

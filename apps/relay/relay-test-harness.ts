@@ -1,0 +1,52 @@
+import type { Context } from 'mocha';
+import { loadConfig } from '../../libs/config/config.js';
+import { createLogger } from '../../libs/logging/logger.js';
+import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
+import type { BackendTarget } from '../../libs/testing/backend-targets.js';
+import { startRelay, type RunningRelay } from './relay.js';
+
+export const TEST_API_KEY = 'relay-test-key-0123456789';
+export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 9).toString('base64');
+
+/** A whole relay (all roles) on one pair of backends, with an API client for organization `default`. */
+export interface RelayHarness {
+  relay: RunningRelay;
+  api: ApiCall;
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+export async function startRelayHarness(mocha: Context, target: BackendTarget, env: Record<string, string> = {}): Promise<RelayHarness> {
+  const location = await target.prepare(mocha);
+  const fullEnv = {
+    ...location.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    RELAY_API_KEY: TEST_API_KEY,
+    RELAY_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    RELAY_RETRY_JITTER: '0',
+    RELAY_DEFAULT_PLAN: 'business',
+    ...env,
+  };
+  const relay = await startRelay(loadConfig(fullEnv), { logger: createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  return {
+    relay,
+    api: apiClient(relay.url, TEST_API_KEY),
+    env: fullEnv,
+    async stop() {
+      await relay.close();
+      await location.cleanup();
+    },
+  };
+}
+
+/** Polls until `probe` returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

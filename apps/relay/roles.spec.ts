@@ -1,0 +1,141 @@
+import { expect } from 'chai';
+import type { Role } from '../../libs/config/config.js';
+import type { Store } from '../../libs/store/store.js';
+import { BACKEND_TARGETS, type BackendLocation } from '../../libs/testing/backend-targets.js';
+import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { sampleSum } from './exposition-samples.js';
+import {
+  API_KEY,
+  configurePipeline,
+  deliveryStatusCounts,
+  ENCRYPTION_KEY,
+  openSharedStore,
+  postWebhook,
+  waitFor,
+  type Pipeline,
+} from './pipeline-fixture.js';
+import { startRelayProcess, type RelayProcess } from './relay-process.js';
+
+const WEBHOOKS = 12;
+const kafkaPostgres = BACKEND_TARGETS.find((target) => target.name.includes('Kafka'))!;
+
+describe(`relay roles as separate processes [${kafkaPostgres.name}]`, function () {
+  this.timeout(180_000);
+  let location: BackendLocation | undefined;
+  let sink: HttpSink;
+  let store: Store;
+  const processes: RelayProcess[] = [];
+  let api: RelayProcess;
+  let gateways: RelayProcess[];
+  let byRole: (role: Role) => RelayProcess[];
+  let pipeline: Pipeline;
+  let acknowledged: string[];
+  let failed = false;
+
+  before(async function () {
+    location = await kafkaPostgres.prepare(this);
+    sink = await startHttpSink();
+    const env = { ...location.env, RELAY_API_KEY: API_KEY, RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY, RELAY_RETRY_JITTER: '0' };
+    const start = async (role: Role) => {
+      const member = await startRelayProcess(role, env);
+      processes.push(member);
+      return member;
+    };
+    // The api process first: it applies the migrations the others then find done.
+    api = await start('api');
+    await Promise.all((['gateway', 'gateway', 'router', 'deliverer', 'recorder'] as const).map(start));
+    byRole = (role) => processes.filter((member) => member.role === role);
+    gateways = byRole('gateway');
+    store = await openSharedStore(env);
+    pipeline = await configurePipeline(api.url, `${sink.url}/hooks`);
+    // Alternate between the two gateways, as a load balancer would.
+    const answers = await Promise.all(
+      Array.from({ length: WEBHOOKS }, (_, n) => postWebhook(gateways[n % 2]!.url, pipeline, { order: n })),
+    );
+    acknowledged = answers.filter((id): id is string => id !== undefined);
+  });
+
+  after(async function () {
+    if (failed) for (const member of processes) console.log(`\n--- ${member.role} output (tail) ---\n${member.output().slice(-3000)}`);
+    await Promise.all(processes.map((member) => member.kill()));
+    await store?.close();
+    await sink?.close();
+    await location?.cleanup();
+  });
+
+  afterEach(function () {
+    failed ||= this.currentTest?.state === 'failed';
+  });
+
+  it('serves /healthz and /readyz on every process', async function () {
+    for (const member of processes) {
+      for (const probe of ['/healthz', '/readyz']) {
+        expect((await fetch(`${member.url}${probe}`)).status, `${member.role} ${probe}`).to.equal(200);
+      }
+    }
+  });
+
+  it('acknowledges every webhook on the gateway processes and counts each on the gateway that took it', async function () {
+    expect(acknowledged).to.have.length(WEBHOOKS);
+    for (const gateway of gateways) {
+      const text = await gateway.metrics();
+      expect(sampleSum(text, 'relay_ingest_requests_total', { outcome: 'received' })).to.equal(WEBHOOKS / 2);
+      expect(sampleSum(text, 'relay_ingest_duration_seconds_count', { outcome: 'received' })).to.equal(WEBHOOKS / 2);
+      expect(sampleSum(text, 'relay_broker_publish_duration_seconds_count', { topic: 'relay.ingest' })).to.equal(WEBHOOKS / 2);
+    }
+  });
+
+  it('delivers every acknowledged webhook to the destination once', async function () {
+    await sink.waitForRequests(WEBHOOKS, 30_000);
+    const delivered = sink.requests.map((request) => request.headers['x-relay-event-id']);
+    expect([...delivered].sort()).to.deep.equal([...acknowledged].sort());
+    expect(sink.requests.map((request) => JSON.parse(request.body.toString()).order).sort((a, b) => a - b)).to.deep.equal(
+      Array.from({ length: WEBHOOKS }, (_, n) => n),
+    );
+  });
+
+  it('counts the attempts and their latency on the deliverer process, per destination', async function () {
+    const [deliverer] = byRole('deliverer');
+    const labels = { destination: pipeline.destinationId };
+    await waitFor(
+      'the deliverer to count every attempt',
+      async () => sampleSum(await deliverer!.metrics(), 'relay_delivery_attempts_total', labels),
+      (attempts) => attempts >= WEBHOOKS,
+    );
+    const text = await deliverer!.metrics();
+    expect(sampleSum(text, 'relay_delivery_attempts_total', { ...labels, outcome: 'delivered' })).to.equal(WEBHOOKS);
+    expect(sampleSum(text, 'relay_delivery_attempt_duration_seconds_count', labels)).to.equal(WEBHOOKS);
+    expect(sampleSum(text, 'relay_delivery_attempt_duration_seconds_bucket', { ...labels, le: '+Inf' })).to.equal(WEBHOOKS);
+    expect(sampleSum(text, 'relay_broker_publish_duration_seconds_count', { topic: 'relay.attempts' })).to.equal(WEBHOOKS);
+    expect(sampleSum(text, 'relay_circuit_state', { ...labels, state: 'open' })).to.equal(0);
+    expect(sampleSum(text, 'relay_dead_letters_total')).to.equal(0);
+    expect(sampleSum(text, 'relay_deliveries_in_flight')).to.equal(0);
+  });
+
+  it('has the recorder process mark every delivery delivered in the store', async function () {
+    const counts = await waitFor(
+      'every delivery to be recorded as delivered',
+      () => deliveryStatusCounts(store, pipeline.destinationId),
+      (statuses) => statuses.delivered === WEBHOOKS,
+    );
+    expect(counts).to.deep.equal({ delivered: WEBHOOKS });
+  });
+
+  it("keeps each role's work in its own process", async function () {
+    const count = async (member: RelayProcess) => {
+      const text = await member.metrics();
+      return {
+        ingest: sampleSum(text, 'relay_ingest_requests_total'),
+        attempts: sampleSum(text, 'relay_delivery_attempts_total'),
+        configAnnouncements: sampleSum(text, 'relay_broker_publish_duration_seconds_count', { topic: 'relay.config' }),
+      };
+    };
+    // The api announced the source, the destination and the route on relay.config.
+    expect(await count(api)).to.deep.equal({ ingest: 0, attempts: 0, configAnnouncements: 3 });
+    for (const role of ['router', 'recorder'] as const) {
+      expect(await count(byRole(role)[0]!), role).to.deep.equal({ ingest: 0, attempts: 0, configAnnouncements: 0 });
+    }
+    for (const gateway of gateways) expect((await count(gateway)).attempts, 'gateway').to.equal(0);
+    expect((await count(byRole('deliverer')[0]!)).ingest, 'deliverer').to.equal(0);
+  });
+});
