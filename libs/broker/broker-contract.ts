@@ -1,0 +1,336 @@
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import type { BatchOutcome, Broker, BrokerRecord, Consumer, ConsumerOptions, RecordBatch, TopicLag } from './broker.js';
+import { partitionFor } from './partitioner.js';
+
+/**
+ * The behaviour every broker adapter must show, run against each backend by its spec file. `makeBroker`
+ * opens a broker over the backend's shared storage: a second broker sees what the first one wrote.
+ * Topics are created with 4 partitions, the count Kafka's auto-creation uses on the mock cluster.
+ */
+export function describeBrokerContract(name: string, makeBroker: () => Promise<Broker>): void {
+  describe(`broker contract: ${name}`, function () {
+    const PARTITIONS = 4;
+    const opened: Broker[] = [];
+
+    async function open(): Promise<Broker> {
+      const broker = await makeBroker();
+      opened.push(broker);
+      return broker;
+    }
+
+    async function closeAll(): Promise<void> {
+      await Promise.all(opened.splice(0).map((broker) => broker.close()));
+    }
+
+    async function freshTopic(broker: Broker, prefix = 'contract'): Promise<string> {
+      const topic = uniqueName(prefix);
+      await broker.admin().ensureTopics([{ topic, partitions: PARTITIONS }]);
+      return topic;
+    }
+
+    afterEach(closeAll);
+
+    it('delivers the records of one key in the order they were sent, on the partition the key hashes to', async function () {
+      const broker = await open();
+      const topic = await freshTopic(broker);
+      const probe = new Probe(broker, { groupId: uniqueName('group'), topics: [topic], maxBatchSize: 7 });
+      await probe.start();
+      for (let round = 0; round < 10; round++) {
+        await broker.producer().send(
+          topic,
+          ['alpha', 'beta', 'gamma'].flatMap((key) => [0, 1, 2].map((i) => message(key, `${key}:${round * 3 + i}`))),
+        );
+      }
+      await waitFor(() => probe.records.length === 90, 'all 90 records');
+      for (const key of ['alpha', 'beta', 'gamma']) {
+        const ofKey = probe.records.filter((record) => record.key === key);
+        expect(ofKey.map((record) => record.value.toString())).to.deep.equal(range(30).map((i) => `${key}:${i}`));
+        expect(new Set(ofKey.map((record) => record.partition))).to.deep.equal(new Set([partitionFor(key, PARTITIONS)]));
+      }
+      expect(probe.batches.every((batch) => batch.records.length <= 7)).to.equal(true);
+    });
+
+    it('round-trips keys, headers and binary values byte-exact', async function () {
+      const broker = await open();
+      const topic = await freshTopic(broker);
+      const binary = Buffer.concat([Buffer.from([0, 255, 0, 10, 13]), randomBytes(4096)]);
+      const headers = { 'content-type': 'application/octet-stream', 'x-unicode': 'héllo wörld ✓', 'x-empty': '' };
+      const probe = new Probe(broker, { groupId: uniqueName('group'), topics: [topic] });
+      await probe.start();
+      await broker.producer().send(topic, [
+        { key: 'src_bin', value: binary, headers },
+        { key: null, value: Buffer.alloc(0) },
+      ]);
+      await waitFor(() => probe.records.length === 2, 'both records');
+      const withKey = probe.records.find((record) => record.key === 'src_bin')!;
+      expect(withKey.value.equals(binary)).to.equal(true);
+      expect(withKey.headers).to.deep.equal(headers);
+      expect(withKey.timestamp).to.be.closeTo(Date.now(), 60_000);
+      const keyless = probe.records.find((record) => record.key === null)!;
+      expect(keyless.value.length).to.equal(0);
+      expect(keyless.headers).to.deep.equal({});
+    });
+
+    it('round-trips a 10 MB value', async function () {
+      const broker = await open();
+      const topic = await freshTopic(broker);
+      const value = randomBytes(10 * 1024 * 1024);
+      const probe = new Probe(broker, { groupId: uniqueName('group'), topics: [topic] });
+      await probe.start();
+      await broker.producer().send(topic, [{ key: 'big', value }]);
+      await waitFor(() => probe.records.length === 1, 'the large record');
+      expect(probe.records[0]!.value.equals(value)).to.equal(true);
+    });
+
+    it('delivers a batch again while its handler throws, leaving it uncommitted until the handler succeeds', async function () {
+      const broker = await open();
+      const topic = await freshTopic(broker);
+      const groupId = uniqueName('group');
+      let failing = true;
+      let calls = 0;
+      const probe = new Probe(broker, { groupId, topics: [topic] }, () => {
+        calls += 1;
+        if (failing) throw new Error('store unavailable');
+      });
+      await probe.start();
+      await broker.producer().send(topic, [message('k', 'only')]);
+      await waitFor(() => calls >= 2, 'a redelivery');
+      expect(totalLag(await broker.admin().lag(groupId, [topic]))).to.equal(1);
+      failing = false;
+      await waitFor(() => probe.handled.length === 1, 'the batch to be handled');
+      expect(new Set(probe.records.map((record) => record.value.toString()))).to.deep.equal(new Set(['only']));
+      await probe.consumer.stop();
+      expect(totalLag(await broker.admin().lag(groupId, [topic]))).to.equal(0);
+    });
+
+    it('redelivers records whose handler never succeeded to the group after a restart', async function () {
+      const crashing = await open();
+      const topic = await freshTopic(crashing);
+      const groupId = uniqueName('group');
+      const failing = new Probe(crashing, { groupId, topics: [topic] }, () => {
+        throw new Error('crashing handler');
+      });
+      await failing.start();
+      await crashing.producer().send(topic, range(5).map((i) => message(`k${i}`, `m${i}`)));
+      await waitFor(() => failing.records.length >= 5, 'the failing consumer to see every record');
+      await closeAll();
+
+      const restarted = await open();
+      const next = new Probe(restarted, { groupId, topics: [topic] });
+      await next.start();
+      await waitFor(() => next.records.length >= 5, 'redelivery after the restart');
+      expect(sortedValues(next.records)).to.deep.equal(['m0', 'm1', 'm2', 'm3', 'm4']);
+    });
+
+    it('resumes from the committed offsets after a restart, without replaying handled records', async function () {
+      const topicBroker = await open();
+      const topic = await freshTopic(topicBroker);
+      const groupId = uniqueName('group');
+      const first = new Probe(topicBroker, { groupId, topics: [topic] });
+      await first.start();
+      await topicBroker.producer().send(topic, range(5).map((i) => message(`k${i}`, `before${i}`)));
+      await waitFor(() => first.handled.length === 5, 'the first five records');
+      await closeAll();
+
+      const restarted = await open();
+      await restarted.producer().send(topic, range(5).map((i) => message(`k${i}`, `after${i}`)));
+      const second = new Probe(restarted, { groupId, topics: [topic] });
+      await second.start();
+      await waitFor(() => second.handled.length === 5, 'the five new records');
+      await sleep(300);
+      expect(sortedValues(second.records)).to.deep.equal(['after0', 'after1', 'after2', 'after3', 'after4']);
+    });
+
+    it('holds a paused topic while other topics keep flowing, and delivers it after resume', async function () {
+      const broker = await open();
+      const held = await freshTopic(broker, 'held');
+      const flowing = await freshTopic(broker, 'flowing');
+      const probe = new Probe(broker, { groupId: uniqueName('group'), topics: [held, flowing] });
+      await probe.start();
+      probe.consumer.pause(held);
+      await broker.producer().send(held, range(4).map((i) => message(`k${i}`, `held${i}`)));
+      await broker.producer().send(flowing, range(4).map((i) => message(`k${i}`, `flowing${i}`)));
+      await waitFor(() => probe.recordsOf(flowing).length === 4, 'the unpaused topic');
+      await sleep(500);
+      expect(probe.recordsOf(held)).to.have.length(0);
+      probe.consumer.resume(held);
+      await waitFor(() => probe.recordsOf(held).length === 4, 'the resumed topic');
+    });
+
+    it('holds a paused partition while the topic\'s other partitions keep flowing', async function () {
+      const broker = await open();
+      const topic = await freshTopic(broker);
+      const heldKey = keyFor(0, PARTITIONS);
+      const flowingKey = keyFor(1, PARTITIONS);
+      const probe = new Probe(broker, { groupId: uniqueName('group'), topics: [topic] });
+      await probe.start();
+      probe.consumer.pause(topic, [0]);
+      await broker.producer().send(topic, [message(heldKey, 'held'), message(flowingKey, 'flowing')]);
+      await waitFor(() => probe.records.some((record) => record.partition === 1), 'the unpaused partition');
+      await sleep(500);
+      expect(probe.records.filter((record) => record.partition === 0)).to.have.length(0);
+      probe.consumer.resume(topic, [0]);
+      await waitFor(() => probe.records.some((record) => record.partition === 0), 'the resumed partition');
+    });
+
+    it('commits the handled prefix of a batch and delivers the rest after the handler pauses and resumes', async function () {
+      const broker = await open();
+      const topic = await freshTopic(broker);
+      const groupId = uniqueName('group');
+      const key = keyFor(2, PARTITIONS);
+      let paused = false;
+      const probe = new Probe(broker, { groupId, topics: [topic] }, (batch): BatchOutcome | void => {
+        if (paused || batch.records.length < 2) return undefined;
+        paused = true;
+        probe.consumer.pause(topic, [batch.partition]);
+        return { handled: 2 };
+      });
+      await probe.start();
+      await broker.producer().send(topic, range(5).map((i) => message(key, `m${i}`)));
+      await waitFor(() => paused, 'the pausing batch');
+      await sleep(300);
+      const lag = (await broker.admin().lag(groupId, [topic])).find((entry) => entry.partition === 2)!;
+      expect(lag.lag).to.equal(3);
+      expect(probe.handled.map((record) => record.value.toString())).to.deep.equal(['m0', 'm1']);
+      probe.consumer.resume(topic, [2]);
+      await waitFor(() => probe.handled.length === 5, 'the rest after resume');
+      expect(probe.handled.map((record) => record.value.toString())).to.deep.equal(['m0', 'm1', 'm2', 'm3', 'm4']);
+    });
+
+    it('shares the partitions between two consumers of one group and hands each record to one of them', async function () {
+      const broker = await open();
+      const topic = await freshTopic(broker);
+      const groupId = uniqueName('group');
+      const one = new Probe(broker, { groupId, topics: [topic] });
+      const two = new Probe(broker, { groupId, topics: [topic] });
+      await Promise.all([one.start(), two.start()]);
+      await waitFor(() => {
+        const partitions = [one, two].map((probe) => probe.consumer.assignment().flatMap((entry) => entry.partitions));
+        return partitions.every((list) => list.length > 0) && new Set(partitions.flat()).size === PARTITIONS;
+      }, 'both consumers to own partitions');
+      await broker.producer().send(topic, range(100).map((i) => message(`key-${i}`, `m${i}`)));
+      await waitFor(() => one.handled.length + two.handled.length >= 100, 'all records');
+      await sleep(300);
+      const all = [...one.records, ...two.records];
+      expect(all).to.have.length(100);
+      expect(new Set(all.map((record) => record.value.toString())).size).to.equal(100);
+      expect(one.records.length).to.be.greaterThan(0);
+      expect(two.records.length).to.be.greaterThan(0);
+      const ownedByOne = new Set(one.records.map((record) => record.partition));
+      expect(two.records.some((record) => ownedByOne.has(record.partition))).to.equal(false);
+    });
+
+    it('follows a topic pattern to a topic created later once the subscription is refreshed', async function () {
+      const broker = await open();
+      const prefix = uniqueName('dst');
+      const first = `${prefix}.first`;
+      await broker.admin().ensureTopics([{ topic: first, partitions: PARTITIONS }]);
+      const probe = new Probe(broker, {
+        groupId: uniqueName('group'),
+        topicPattern: new RegExp(`^${prefix.replace(/[.-]/g, '\\$&')}\\.`),
+      });
+      await probe.start();
+      await broker.producer().send(first, [message('k', 'to-first')]);
+      await waitFor(() => probe.records.length === 1, 'the existing topic');
+
+      const later = `${prefix}.later`;
+      await broker.admin().ensureTopics([{ topic: later, partitions: PARTITIONS }]);
+      await probe.consumer.refreshSubscription();
+      await broker.producer().send(later, [message('k', 'to-later')]);
+      await waitFor(() => probe.recordsOf(later).length === 1, 'the topic created later');
+      expect(probe.consumer.assignment().map((entry) => entry.topic)).to.include(later);
+    });
+
+    it('reports the lag of a group per partition', async function () {
+      const broker = await open();
+      const topic = await freshTopic(broker);
+      const groupId = uniqueName('group');
+      const key = keyFor(3, PARTITIONS);
+      const probe = new Probe(broker, { groupId, topics: [topic] });
+      await probe.start();
+      await broker.producer().send(topic, range(4).map((i) => message(key, `m${i}`)));
+      await waitFor(() => probe.handled.length === 4, 'the first records');
+      await probe.consumer.stop();
+      await broker.producer().send(topic, range(6).map((i) => message(key, `n${i}`)));
+
+      const lag = await broker.admin().lag(groupId);
+      const entry = lag.find((item) => item.topic === topic && item.partition === 3)!;
+      expect(entry).to.include({ groupId, committed: '4', end: '10', lag: 6 });
+      expect(lag.filter((item) => item.topic === topic)).to.have.length(PARTITIONS);
+      expect(await broker.admin().listTopics()).to.include(topic);
+    });
+  });
+}
+
+type Reaction = (batch: RecordBatch) => BatchOutcome | void;
+
+/** A consumer that remembers every record it was given and every record it handled. */
+class Probe {
+  readonly consumer: Consumer;
+  readonly batches: RecordBatch[] = [];
+  readonly records: BrokerRecord[] = [];
+  readonly handled: BrokerRecord[] = [];
+
+  constructor(broker: Broker, options: Omit<ConsumerOptions, 'handleBatch'>, react: Reaction = () => undefined) {
+    this.consumer = broker.consumer({
+      fromBeginning: true,
+      ...options,
+      handleBatch: async (batch) => {
+        this.batches.push(batch);
+        this.records.push(...batch.records);
+        const outcome = react(batch);
+        this.handled.push(...batch.records.slice(0, outcome ? outcome.handled : batch.records.length));
+        return outcome;
+      },
+    });
+  }
+
+  start(): Promise<void> {
+    return this.consumer.start();
+  }
+
+  recordsOf(topic: string): BrokerRecord[] {
+    return this.records.filter((record) => record.topic === topic);
+  }
+}
+
+let nameCounter = 0;
+
+function uniqueName(prefix: string): string {
+  nameCounter += 1;
+  return `${prefix}-${Date.now().toString(36)}-${nameCounter}-${randomBytes(3).toString('hex')}`;
+}
+
+function message(key: string, value: string) {
+  return { key, value: Buffer.from(value) };
+}
+
+function range(count: number): number[] {
+  return Array.from({ length: count }, (_, i) => i);
+}
+
+function totalLag(lags: TopicLag[]): number {
+  return lags.reduce((sum, entry) => sum + entry.lag, 0);
+}
+
+function sortedValues(records: BrokerRecord[]): string[] {
+  return records.map((record) => record.value.toString()).sort();
+}
+
+/** A key that the default partitioner sends to `partition`. */
+function keyFor(partition: number, partitions: number): string {
+  for (let i = 0; ; i++) if (partitionFor(`key-${i}`, partitions) === partition) return `key-${i}`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(10);
+  }
+}

@@ -1,0 +1,154 @@
+import type { BatchOutcome, BrokerLogger, RecordBatch } from '../broker.js';
+import { backoffDelay, type BackoffOptions } from '../backoff.js';
+import type { GroupCommit } from './group-commit.js';
+import type { LogStore, StoredTopic } from './log-store.js';
+import type { Slots } from './slots.js';
+import { WakeSignal } from './wake-signal.js';
+
+/** A consumer as its group sees it. */
+export interface GroupMember {
+  readonly fromBeginning: boolean;
+  readonly maxBatchSize: number;
+  /** Bounds how many of this member's partitions are handled at once. */
+  readonly slots: Slots;
+  subscription(): readonly StoredTopic[];
+  isPaused(topic: string, partition: number): boolean;
+  handle(batch: RecordBatch): Promise<void | BatchOutcome>;
+}
+
+export interface WorkerContext {
+  groupId: string;
+  store: LogStore;
+  commits: GroupCommit;
+  logger: BrokerLogger;
+  errorBackoff: BackoffOptions;
+  maxBatchBytes: number;
+}
+
+type DeliveryResult = 'progress' | 'stalled' | 'failed';
+
+/**
+ * Delivers one partition to whichever member of the group owns it, one batch at a time, committing after
+ * each. Living in the group rather than in a member means a partition handed over in a rebalance is never
+ * handled twice at once: the new owner gets the next batch only after the previous one finished.
+ */
+export class PartitionWorker {
+  private owner: GroupMember | null = null;
+  private position: number | undefined;
+  private running = false;
+  private current: { owner: GroupMember; done: Promise<unknown> } | null = null;
+  private readonly signal = new WakeSignal();
+
+  constructor(
+    private readonly context: WorkerContext,
+    readonly topic: StoredTopic,
+    readonly partition: number,
+  ) {}
+
+  get assignee(): GroupMember | null {
+    return this.owner;
+  }
+
+  assign(owner: GroupMember | null): void {
+    if (owner === this.owner) return;
+    this.owner = owner;
+    this.signal.notify();
+    if (owner && !this.running) {
+      this.running = true;
+      void this.run();
+    }
+  }
+
+  /** New records or a resume: look again. */
+  wake(): void {
+    this.signal.notify();
+  }
+
+  /** Settles once the batch `member` is handling on this partition (if any) has finished and committed. */
+  idle(member: GroupMember): Promise<unknown> {
+    return this.current?.owner === member ? this.current.done : Promise.resolve();
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    try {
+      while (this.owner) {
+        const owner = this.owner;
+        this.position ??= this.startPosition(owner);
+        if (!this.deliverable(owner)) {
+          await this.signal.wait();
+          continue;
+        }
+        const release = await owner.slots.acquire();
+        let result: DeliveryResult;
+        try {
+          if (this.owner !== owner || !this.deliverable(owner)) continue;
+          const done = this.deliver(owner, this.position, release);
+          this.current = { owner, done };
+          result = await done;
+        } finally {
+          this.current = null;
+          release();
+        }
+        if (result === 'progress') {
+          failures = 0;
+          continue;
+        }
+        failures += 1;
+        await this.sleepWhileOwnedBy(owner, backoffDelay(this.context.errorBackoff, failures));
+      }
+    } finally {
+      // Same synchronous step as the last `while` check: a later `assign` sees running === false.
+      this.running = false;
+    }
+  }
+
+  private deliverable(owner: GroupMember): boolean {
+    return !owner.isPaused(this.topic.name, this.partition) && this.position! < this.topic.ends[this.partition]!;
+  }
+
+  private startPosition(owner: GroupMember): number {
+    const committed = this.context.store.committed(this.context.groupId, this.topic, this.partition);
+    if (committed !== undefined) return committed;
+    return owner.fromBeginning ? 0 : this.topic.ends[this.partition]!;
+  }
+
+  /** Reads a batch, hands it to the owner and commits; the slot is given back as soon as the handler is done. */
+  private async deliver(owner: GroupMember, position: number, releaseSlot: () => void): Promise<DeliveryResult> {
+    const { store, commits, groupId, logger, maxBatchBytes } = this.context;
+    const where = { groupId, topic: this.topic.name, partition: this.partition, offset: position };
+    try {
+      const records = store.read(this.topic, this.partition, position, owner.maxBatchSize, maxBatchBytes);
+      if (records.length === 0) {
+        // Retention removed what a group without commits pointed at; continue after the gap.
+        this.position = this.topic.ends[this.partition];
+        return 'progress';
+      }
+      let handled: number;
+      try {
+        const outcome = await owner.handle({ topic: this.topic.name, partition: this.partition, records });
+        handled = outcome ? Math.max(0, Math.min(records.length, Math.floor(outcome.handled))) : records.length;
+      } catch (error) {
+        logger.warn({ ...where, err: error }, 'Batch handler failed; the batch will be delivered again after a back-off');
+        return 'failed';
+      } finally {
+        releaseSlot();
+      }
+      if (handled > 0) {
+        const next = Number(records[handled - 1]!.offset) + 1;
+        await commits.commit({ groupId, topic: this.topic, partition: this.partition, offset: next });
+        this.position = next;
+      }
+      return handled > 0 || owner.isPaused(this.topic.name, this.partition) ? 'progress' : 'stalled';
+    } catch (error) {
+      logger.error({ ...where, err: error }, 'Embedded log read or commit failed; retrying after a back-off');
+      return 'failed';
+    }
+  }
+
+  /** Backs off before a retry, cut short when the partition changes hands (the new owner retries at once). */
+  private async sleepWhileOwnedBy(owner: GroupMember, ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (this.owner === owner && Date.now() < deadline) await this.signal.wait(deadline - Date.now());
+  }
+}

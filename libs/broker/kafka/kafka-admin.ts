@@ -1,0 +1,65 @@
+import type { Admin as KafkaJsAdmin } from 'kafkajs';
+import type { Admin, BrokerLogger, TopicLag, TopicSpec } from '../broker.js';
+import { assertTopicName } from '../topic-name.js';
+import { toBrokerError } from './kafka-errors.js';
+
+/** Topic provisioning and lag over a connected kafkajs admin client. */
+export class KafkaAdmin implements Admin {
+  constructor(
+    private readonly client: KafkaJsAdmin,
+    private readonly logger: BrokerLogger,
+  ) {}
+
+  async ensureTopics(specs: TopicSpec[]): Promise<void> {
+    for (const spec of specs) assertTopicName(spec.topic);
+    const existing = new Set(await this.listTopics());
+    const missing = specs.filter((spec) => !existing.has(spec.topic));
+    if (missing.length === 0) return;
+    try {
+      await this.client.createTopics({
+        topics: missing.map((spec) => ({ topic: spec.topic, numPartitions: spec.partitions })),
+        waitForLeaders: true,
+      });
+    } catch (error) {
+      // Some clusters (librdkafka's mock, locked-down managed Kafka) refuse CreateTopics; a metadata request
+      // makes brokers with auto-creation create them, with the broker's default partition count.
+      this.logger.warn({ err: error, topics: missing.map((spec) => spec.topic) }, 'createTopics failed; relying on topic auto-creation');
+      try {
+        await this.client.fetchTopicMetadata({ topics: missing.map((spec) => spec.topic) });
+      } catch (cause) {
+        throw toBrokerError(cause, `Kafka could not create topics ${missing.map((spec) => spec.topic).join(', ')}`);
+      }
+    }
+  }
+
+  async listTopics(): Promise<string[]> {
+    try {
+      return (await this.client.listTopics()).filter((name) => !name.startsWith('__'));
+    } catch (error) {
+      throw toBrokerError(error, 'Kafka listTopics failed');
+    }
+  }
+
+  async lag(groupId: string, topics?: string[]): Promise<TopicLag[]> {
+    try {
+      const existing = new Set(await this.listTopics());
+      const names = (topics ?? [...existing]).filter((name) => existing.has(name));
+      if (names.length === 0) return [];
+      const committed = await this.client.fetchOffsets({ groupId, topics: names });
+      const lags: TopicLag[] = [];
+      for (const { topic, partitions } of committed) {
+        if (!topics && partitions.every((entry) => Number(entry.offset) < 0)) continue;
+        const ends = new Map((await this.client.fetchTopicOffsets(topic)).map((entry) => [entry.partition, entry]));
+        for (const { partition, offset } of partitions) {
+          const end = ends.get(partition);
+          if (!end) continue;
+          const from = Number(offset) >= 0 ? Number(offset) : Number(end.low);
+          lags.push({ groupId, topic, partition, committed: offset, end: end.high, lag: Math.max(0, Number(end.high) - from) });
+        }
+      }
+      return lags;
+    } catch (error) {
+      throw toBrokerError(error, `Kafka lag of group ${groupId} failed`);
+    }
+  }
+}

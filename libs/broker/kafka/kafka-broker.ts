@@ -1,0 +1,123 @@
+import { Kafka, logLevel } from 'kafkajs';
+import type { Admin, Broker, BrokerLogger, Consumer, ConsumerOptions, Producer } from '../broker.js';
+import { DEFAULT_ERROR_BACKOFF, type BackoffOptions } from '../backoff.js';
+import { BrokerUnavailableError } from '../errors.js';
+import { silentLogger } from '../silent-logger.js';
+import { KafkaAdmin } from './kafka-admin.js';
+import { KafkaConsumer, type KafkaConsumerSettings } from './kafka-consumer.js';
+import { kafkaLogCreator } from './kafka-logging.js';
+import { KafkaProducer } from './kafka-producer.js';
+
+export interface KafkaBrokerOptions {
+  brokers: string[];
+  clientId?: string;
+  /** Receives kafkajs' warnings and errors; without one kafkajs is silent. */
+  logger?: BrokerLogger;
+  /** Ask for an idempotent producer (default true); falls back to a plain acks -1 producer where refused. */
+  idempotent?: boolean;
+  /** How long a fetch waits for records (default 500). librdkafka's mock cluster always waits this long. */
+  maxWaitTimeInMs?: number;
+  heartbeatIntervalMs?: number;
+  sessionTimeoutMs?: number;
+  rebalanceTimeoutMs?: number;
+  /** Bound on reaching the cluster at start (default 10 s). */
+  connectTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  /** Back-off before a failed batch is delivered again. */
+  errorBackoff?: BackoffOptions;
+}
+
+/** Connects to the cluster (bounded by `connectTimeoutMs`) and returns a broker over it. */
+export async function connectKafkaBroker(options: KafkaBrokerOptions): Promise<Broker> {
+  const logger = options.logger ?? silentLogger;
+  const kafka = new Kafka({
+    clientId: options.clientId ?? 'webhook-relay',
+    brokers: options.brokers,
+    connectionTimeout: 3_000,
+    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    retry: { initialRetryTime: 100, maxRetryTime: 2_000, retries: 5 },
+    logLevel: options.logger ? logLevel.WARN : logLevel.NOTHING,
+    logCreator: kafkaLogCreator(logger),
+  });
+  const admin = kafka.admin();
+  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      admin.connect().then(() => admin.listTopics()),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${connectTimeoutMs} ms`)), connectTimeoutMs);
+      }),
+    ]);
+  } catch (error) {
+    await admin.disconnect().catch(() => undefined);
+    throw new BrokerUnavailableError(
+      `Kafka brokers ${options.brokers.join(',')} are unreachable: ${(error as Error).message}`,
+      error,
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+  return new KafkaBroker(kafka, admin, options, logger);
+}
+
+class KafkaBroker implements Broker {
+  private readonly sharedProducer: KafkaProducer;
+  private readonly sharedAdmin: KafkaAdmin;
+  private readonly consumers = new Set<KafkaConsumer>();
+  private readonly consumerSettings: KafkaConsumerSettings;
+  private closed = false;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly adminClient: ReturnType<Kafka['admin']>,
+    options: KafkaBrokerOptions,
+    private readonly logger: BrokerLogger,
+  ) {
+    this.sharedProducer = new KafkaProducer(
+      kafka,
+      { idempotent: options.idempotent ?? true, requestTimeoutMs: options.requestTimeoutMs ?? 30_000 },
+      logger,
+    );
+    this.sharedAdmin = new KafkaAdmin(adminClient, logger);
+    this.consumerSettings = {
+      maxWaitTimeInMs: options.maxWaitTimeInMs ?? 500,
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? 3_000,
+      sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
+      rebalanceTimeoutMs: options.rebalanceTimeoutMs ?? 60_000,
+      errorBackoff: options.errorBackoff ?? DEFAULT_ERROR_BACKOFF,
+    };
+  }
+
+  producer(): Producer {
+    return this.sharedProducer;
+  }
+
+  consumer(options: ConsumerOptions): Consumer {
+    if (this.closed) throw new BrokerUnavailableError('The Kafka broker is closed');
+    if (!options.topics?.length && !options.topicPattern) throw new TypeError('A consumer needs topics or a topicPattern');
+    return new KafkaConsumer(
+      {
+        kafka: this.kafka,
+        logger: this.logger,
+        settings: this.consumerSettings,
+        listTopics: () => this.sharedAdmin.listTopics(),
+        track: (member) => this.consumers.add(member),
+        forget: (member) => this.consumers.delete(member),
+      },
+      options,
+    );
+  }
+
+  admin(): Admin {
+    return this.sharedAdmin;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.consumers].map((consumer) => consumer.stop()));
+    await this.sharedProducer.close();
+    await this.adminClient.disconnect();
+  }
+}

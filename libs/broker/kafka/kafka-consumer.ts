@@ -1,0 +1,250 @@
+import type { Consumer as KafkaJsConsumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { BrokerLogger, BrokerRecord, Consumer, ConsumerOptions, TopicPartitions } from '../broker.js';
+import { backoffDelay, type BackoffOptions } from '../backoff.js';
+import { PauseState } from '../pause-state.js';
+import { toBrokerError } from './kafka-errors.js';
+
+export interface KafkaConsumerSettings {
+  maxWaitTimeInMs: number;
+  heartbeatIntervalMs: number;
+  sessionTimeoutMs: number;
+  rebalanceTimeoutMs: number;
+  errorBackoff: BackoffOptions;
+}
+
+export interface KafkaConsumerHost {
+  kafka: Kafka;
+  logger: BrokerLogger;
+  settings: KafkaConsumerSettings;
+  listTopics(): Promise<string[]>;
+  /** Started consumers are tracked so closing the broker stops them. */
+  track(consumer: KafkaConsumer): void;
+  forget(consumer: KafkaConsumer): void;
+}
+
+/**
+ * A group member on kafkajs with manual commits: offsets are resolved and committed only after the handler.
+ * kafkajs fixes a subscription when it starts, so a changed subscription means a fresh kafkajs consumer in
+ * the same group; pauses live here and are re-applied to every kafkajs consumer on each group join.
+ */
+export class KafkaConsumer implements Consumer {
+  private readonly pauses = new PauseState();
+  private client: KafkaJsConsumer | null = null;
+  private topics: string[] = [];
+  private assigned: TopicPartitions[] = [];
+  private started = false;
+  private transitions: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly host: KafkaConsumerHost,
+    private readonly options: ConsumerOptions,
+  ) {}
+
+  start(): Promise<void> {
+    return this.serialize(async () => {
+      if (this.started) return;
+      this.started = true;
+      this.host.track(this);
+      try {
+        await this.launch(await this.resolveTopics());
+      } catch (error) {
+        this.started = false;
+        this.host.forget(this);
+        throw error;
+      }
+    });
+  }
+
+  stop(): Promise<void> {
+    return this.serialize(async () => {
+      if (!this.started) return;
+      this.started = false;
+      this.host.forget(this);
+      await this.shutdown();
+    });
+  }
+
+  refreshSubscription(): Promise<void> {
+    return this.serialize(async () => {
+      if (!this.started) return;
+      const topics = await this.resolveTopics();
+      if (sameMembers(topics, this.topics)) return;
+      await this.shutdown();
+      await this.launch(topics);
+    });
+  }
+
+  pause(topic: string, partitions?: number[]): void {
+    this.pauses.pause(topic, partitions);
+    this.applyToClient((client) => client.pause([{ topic, partitions }]));
+  }
+
+  resume(topic: string, partitions?: number[]): void {
+    this.pauses.resume(topic, partitions);
+    this.applyToClient((client) => client.resume([{ topic, partitions }]));
+  }
+
+  assignment(): TopicPartitions[] {
+    return this.assigned;
+  }
+
+  private serialize<T>(step: () => Promise<T>): Promise<T> {
+    const next = this.transitions.then(step, step);
+    this.transitions = next.catch(() => undefined);
+    return next;
+  }
+
+  private async resolveTopics(): Promise<string[]> {
+    const topics = new Set(this.options.topics ?? []);
+    const pattern = this.options.topicPattern;
+    if (pattern) for (const name of await this.host.listTopics()) if (name.search(pattern) !== -1) topics.add(name);
+    return [...topics].sort();
+  }
+
+  private async launch(topics: string[]): Promise<void> {
+    this.topics = topics;
+    // Nothing to consume yet: stay out of the group until a refresh finds topics.
+    if (topics.length === 0) return;
+    const { kafka, settings, logger } = this.host;
+    const client = kafka.consumer({
+      groupId: this.options.groupId,
+      maxWaitTimeInMs: settings.maxWaitTimeInMs,
+      heartbeatInterval: settings.heartbeatIntervalMs,
+      sessionTimeout: settings.sessionTimeoutMs,
+      rebalanceTimeout: settings.rebalanceTimeoutMs,
+    });
+    client.on(client.events.GROUP_JOIN, ({ payload }) => {
+      this.assigned = Object.entries(payload.memberAssignment)
+        .map(([topic, partitions]) => ({ topic, partitions: [...partitions].sort((a, b) => a - b) }))
+        .filter((entry) => entry.partitions.length > 0);
+      this.syncPauses(client);
+    });
+    client.on(client.events.CRASH, ({ payload }) => {
+      if (payload.restart) return;
+      logger.error({ err: payload.error, groupId: this.options.groupId }, 'Kafka consumer crashed; starting it again');
+      setTimeout(() => void this.relaunchAfterCrash(client), settings.errorBackoff.maxMs).unref();
+    });
+    this.client = client;
+    try {
+      await client.connect();
+      await client.subscribe({ topics, fromBeginning: this.options.fromBeginning ?? false });
+      await client.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: this.options.concurrency ?? 1,
+        eachBatch: (payload) => this.eachBatch(client, payload),
+      });
+    } catch (error) {
+      this.client = null;
+      await client.disconnect().catch(() => undefined);
+      throw toBrokerError(error, `Kafka consumer of group ${this.options.groupId} could not start`);
+    }
+  }
+
+  private async shutdown(): Promise<void> {
+    const client = this.client;
+    this.client = null;
+    this.assigned = [];
+    await client?.disconnect();
+  }
+
+  private relaunchAfterCrash(crashed: KafkaJsConsumer): Promise<void> {
+    return this.serialize(async () => {
+      // Skip when stopped, or when a later kafkajs consumer already runs (null: the last attempt failed).
+      if (!this.started || (this.client !== null && this.client !== crashed)) return;
+      await this.shutdown();
+      await this.launch(this.topics);
+    }).catch((error: unknown) => {
+      this.host.logger.error({ err: error, groupId: this.options.groupId }, 'Kafka consumer restart failed');
+      setTimeout(() => void this.relaunchAfterCrash(crashed), this.host.settings.errorBackoff.maxMs).unref();
+    });
+  }
+
+  /** Brings kafkajs' pauses in line with ours (a fresh kafkajs consumer, or a pause made before it ran). */
+  private syncPauses(client: KafkaJsConsumer): void {
+    this.pauses.replay({
+      pause: (topic, partitions) => client.pause([{ topic, partitions }]),
+      resume: (topic, partitions) => client.resume([{ topic, partitions }]),
+    });
+  }
+
+  private applyToClient(change: (client: KafkaJsConsumer) => void): void {
+    if (!this.client) return;
+    try {
+      change(this.client);
+    } catch {
+      // Not running yet (kafkajs refuses before `run`); the next group join applies the state.
+    }
+  }
+
+  private async eachBatch(client: KafkaJsConsumer, payload: EachBatchPayload): Promise<void> {
+    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+    const { topic, partition } = batch;
+    const maxBatchSize = this.options.maxBatchSize ?? 500;
+    let messages = batch.messages;
+    let failures = 0;
+    while (messages.length > 0 && isRunning() && !isStale()) {
+      // Unresolved records are fetched again from the last resolved offset once the partition is resumed.
+      if (this.pauses.isPaused(topic, partition)) {
+        this.syncPauses(client);
+        return;
+      }
+      const chunk = messages.slice(0, maxBatchSize);
+      let handled: number;
+      try {
+        const outcome = await this.options.handleBatch({ topic, partition, records: chunk.map((message) => toRecord(topic, partition, message)) });
+        handled = outcome ? Math.max(0, Math.min(chunk.length, Math.floor(outcome.handled))) : chunk.length;
+      } catch (error) {
+        failures += 1;
+        this.host.logger.warn(
+          { err: error, groupId: this.options.groupId, topic, partition, offset: chunk[0]!.offset },
+          'Batch handler failed; the batch will be delivered again after a back-off',
+        );
+        await this.backOff(failures, payload);
+        continue;
+      }
+      if (handled > 0) {
+        const last = chunk[handled - 1]!.offset;
+        resolveOffset(last);
+        await client.commitOffsets([{ topic, partition, offset: (BigInt(last) + 1n).toString() }]);
+        messages = messages.slice(handled);
+        failures = 0;
+      } else if (!this.pauses.isPaused(topic, partition)) {
+        failures += 1;
+        await this.backOff(failures, payload);
+      }
+      await heartbeat();
+    }
+  }
+
+  /** Waits before a retry while keeping the group session alive; cut short by stop or a rebalance. */
+  private async backOff(failures: number, { heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const deadline = Date.now() + backoffDelay(this.host.settings.errorBackoff, failures);
+    while (Date.now() < deadline && isRunning() && !isStale()) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, deadline - Date.now())));
+      await heartbeat();
+    }
+  }
+}
+
+function toRecord(topic: string, partition: number, message: KafkaMessage): BrokerRecord {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(message.headers ?? {})) {
+    if (value === undefined) continue;
+    const last = Array.isArray(value) ? value.at(-1) : value;
+    if (last !== undefined) headers[name] = last.toString();
+  }
+  return {
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key === null ? null : message.key.toString('utf8'),
+    value: message.value ?? Buffer.alloc(0),
+    headers,
+    timestamp: Number(message.timestamp),
+  };
+}
+
+function sameMembers(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((name, i) => name === b[i]);
+}

@@ -1,0 +1,41 @@
+import { RelayError } from '../../errors/errors.js';
+import { BrokerRequestError, BrokerUnavailableError, MessageTooLargeError } from '../errors.js';
+
+interface KafkaJsErrorShape {
+  name?: string;
+  type?: string;
+  message?: string;
+  retriable?: boolean;
+  cause?: unknown;
+}
+
+const UNAVAILABLE_NAMES = new Set([
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSRequestTimeoutError',
+  'KafkaJSNumberOfRetriesExceeded',
+  'KafkaJSBrokerNotFound',
+  'KafkaJSNoBrokerAvailableError',
+  'KafkaJSTimeout',
+]);
+
+/** kafkajs wraps the broker's answer in retry errors; the innermost error names what happened. */
+function chain(error: unknown): KafkaJsErrorShape[] {
+  const errors: KafkaJsErrorShape[] = [];
+  let current: unknown = error;
+  while (current && typeof current === 'object' && errors.length < 10) {
+    errors.push(current as KafkaJsErrorShape);
+    current = (current as KafkaJsErrorShape).cause;
+  }
+  return errors;
+}
+
+/** Classifies a kafkajs failure as one of the broker error classes. */
+export function toBrokerError(error: unknown, what: string, topic?: string): RelayError {
+  if (error instanceof RelayError) return error;
+  const errors = chain(error);
+  const message = `${what}: ${errors.at(-1)?.message ?? String(error)}`;
+  if (errors.some((e) => e.type === 'MESSAGE_TOO_LARGE')) return new MessageTooLargeError(topic ?? 'unknown', undefined, undefined, error);
+  if (errors.some((e) => e.retriable === true || UNAVAILABLE_NAMES.has(e.name ?? ''))) return new BrokerUnavailableError(message, error);
+  return new BrokerRequestError(message, error);
+}

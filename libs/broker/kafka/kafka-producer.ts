@@ -1,0 +1,137 @@
+import type { Kafka, Message, Producer as KafkaJsProducer, TopicMessages } from 'kafkajs';
+import type { BrokerLogger, OutgoingMessage, Producer } from '../broker.js';
+import { BrokerUnavailableError } from '../errors.js';
+import { partitionFor } from '../partitioner.js';
+import { assertTopicName } from '../topic-name.js';
+import { toBrokerError } from './kafka-errors.js';
+
+export interface KafkaProducerSettings {
+  /** Ask for an idempotent producer; falls back to a plain one (still acks -1) where the cluster refuses it. */
+  idempotent: boolean;
+  requestTimeoutMs: number;
+}
+
+interface PendingSend {
+  topic: string;
+  messages: Message[];
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/** The shared partitioner: the same key -> partition mapping as the embedded log, counts from metadata. */
+const createPartitioner = () => (args: { partitionMetadata: unknown[]; message: Message }) =>
+  partitionFor(args.message.key === null || args.message.key === undefined ? null : String(args.message.key), args.partitionMetadata.length);
+
+/**
+ * Sends with acks -1. Sends requested within one tick go out as one produce request per broker
+ * (kafkajs has no linger of its own); each caller's promise settles with its own outcome.
+ */
+export class KafkaProducer implements Producer {
+  private pending: PendingSend[] = [];
+  private scheduled: NodeJS.Immediate | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+  private client: Promise<KafkaJsProducer> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly settings: KafkaProducerSettings,
+    private readonly logger: BrokerLogger,
+  ) {}
+
+  send(topic: string, messages: OutgoingMessage[]): Promise<void> {
+    if (this.closed) return Promise.reject(new BrokerUnavailableError('The Kafka broker is closed'));
+    if (messages.length === 0) return Promise.resolve();
+    try {
+      assertTopicName(topic);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise((resolve, reject) => {
+      this.pending.push({
+        topic,
+        messages: messages.map((message) => ({ key: message.key, value: message.value, headers: message.headers })),
+        resolve,
+        reject,
+      });
+      this.scheduled ??= setImmediate(() => this.startFlush());
+    });
+  }
+
+  /** Sends what is pending, waits for in-flight requests, then disconnects. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.scheduled) {
+      clearImmediate(this.scheduled);
+      this.startFlush();
+    }
+    await Promise.all(this.inFlight);
+    const client = await this.client?.catch(() => null);
+    await client?.disconnect();
+  }
+
+  private startFlush(): void {
+    this.scheduled = null;
+    const flushing = this.flush(this.pending);
+    this.pending = [];
+    this.inFlight.add(flushing);
+    void flushing.finally(() => this.inFlight.delete(flushing));
+  }
+
+  private async flush(sends: PendingSend[]): Promise<void> {
+    try {
+      await this.produce(sends);
+      for (const send of sends) send.resolve();
+    } catch (error) {
+      const failure = toBrokerError(error, 'Kafka produce failed', sends.length === 1 ? sends[0]!.topic : undefined);
+      if (failure.retriable || sends.length === 1) {
+        for (const send of sends) send.reject(failure);
+        return;
+      }
+      // One bad send (too large, invalid topic) must not fail the others that shared its request.
+      await Promise.all(
+        sends.map((send) =>
+          this.produce([send]).then(send.resolve, (cause: unknown) => send.reject(toBrokerError(cause, 'Kafka produce failed', send.topic))),
+        ),
+      );
+    }
+  }
+
+  private async produce(sends: PendingSend[]): Promise<void> {
+    const byTopic = new Map<string, Message[]>();
+    for (const send of sends) {
+      const list = byTopic.get(send.topic);
+      if (list) list.push(...send.messages);
+      else byTopic.set(send.topic, [...send.messages]);
+    }
+    const topicMessages: TopicMessages[] = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+    const client = await this.connect();
+    await client.sendBatch({ acks: -1, timeout: this.settings.requestTimeoutMs, topicMessages });
+  }
+
+  private connect(): Promise<KafkaJsProducer> {
+    this.client ??= this.openClient().catch((error: unknown) => {
+      this.client = null;
+      throw error;
+    });
+    return this.client;
+  }
+
+  private async openClient(): Promise<KafkaJsProducer> {
+    if (this.settings.idempotent) {
+      const idempotent = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner });
+      try {
+        await idempotent.connect();
+        return idempotent;
+      } catch (error) {
+        await idempotent.disconnect().catch(() => undefined);
+        this.logger.warn({ err: error }, 'Kafka refused an idempotent producer; using a plain producer with acks -1');
+      }
+    }
+    // One request in flight per broker, as the idempotent producer has: a retried request can then never
+    // land after a later one, so records of one key keep their order.
+    const plain = this.kafka.producer({ createPartitioner, maxInFlightRequests: 1 });
+    await plain.connect();
+    return plain;
+  }
+}
