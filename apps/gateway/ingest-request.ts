@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { RateLimitedError } from '../../libs/errors/errors.js';
 import { newId } from '../../libs/ids/ids.js';
 import { dedupKeys } from '../../libs/dedup/dedup-keys.js';
-import { payloadHash } from '../../libs/dedup/payload-hash.js';
+import { payloadHash, sha256Hex } from '../../libs/dedup/payload-hash.js';
 import { matchesAny, parseClientAddress } from '../../libs/net/ip-rules.js';
 import { encodeIngestMessage, INGEST_TOPIC, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { verifySignature } from '../../libs/signatures/verify-signature.js';
@@ -41,7 +41,9 @@ function checkIp(resolved: ResolvedSource, clientIp: string | undefined): void {
   const mode = resolved.source.ipFilterMode;
   if (mode === 'none') return;
   const address = clientIp === undefined ? undefined : parseClientAddress(clientIp);
-  const listed = address !== undefined && matchesAny(address, resolved.ipRules);
+  // An address that cannot be read cannot be shown to be outside a denylist either: fail closed.
+  if (address === undefined) throw new IpNotAllowedError();
+  const listed = matchesAny(address, resolved.ipRules);
   if (mode === 'allowlist' ? !listed : listed) throw new IpNotAllowedError();
 }
 
@@ -90,7 +92,17 @@ export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promi
   const validatedAt = deps.now();
   const contentType = typeof headers['content-type'] === 'string' ? headers['content-type'] : null;
   const eventId = newId('evt');
-  const keys = dedupKeys({ source: resolved.source, rawBody: body, json: parseJson(body, contentType), headers });
+  const bodySha256 = sha256Hex(body);
+  const keys = dedupKeys({
+    source: resolved.source,
+    rawBody: body,
+    bodySha256,
+    // Parsed only if a provider-id rule reads the body (payments, chat): most requests never need it.
+    get json() {
+      return parseJson(body, contentType);
+    },
+    headers,
+  });
   const holder = await deps.dedup.claim(resolved.source.id, keys, eventId, validatedAt);
   if (holder !== null) return { eventId: holder, status: 'duplicate' };
   const meta: IngestMeta = {
@@ -100,7 +112,7 @@ export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promi
     headers,
     contentType,
     clientIp: input.clientIp ?? null,
-    payloadHash: payloadHash(body),
+    payloadHash: payloadHash(body, bodySha256),
     payloadSize: body.length,
     signatureValid: signature.valid,
     receivedAt,

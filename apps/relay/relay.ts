@@ -78,7 +78,11 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     for (const close of closers.reverse()) await close().catch((error) => logger.error({ err: error }, 'error while closing'));
   };
   try {
-    const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    const store = await openStore({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; the pool replaces it'),
+    });
     closers.push(() => store.close());
     if (config.databaseUrl && !config.encryptionKey) {
       logger.warn('RELAY_ENCRYPTION_KEY is not set: secrets are sealed with a key file in RELAY_DATA_DIR, which other machines sharing this database cannot read');

@@ -25,6 +25,29 @@ describe('dedupKeys', () => {
     expect(IDENTICAL_PAYLOAD_WINDOW_MS).to.equal(FIVE_MINUTES);
   });
 
+  it('uses the body hash the caller already computed', () => {
+    const bodySha256 = 'f'.repeat(64);
+    const result = dedupKeys({ source: { ...SETTINGS, dedupEnabled: false }, rawBody: Buffer.from('abc'), headers: {}, bodySha256 });
+    expect(result).to.deep.equal([{ key: `hash:${bodySha256}`, windowMs: FIVE_MINUTES }]);
+  });
+
+  it('reads the parsed body only when the sender keeps its id in the body', () => {
+    let reads = 0;
+    const input = (provider: DedupSettings['provider'], headers: HeaderMap) => ({
+      source: { ...SETTINGS, provider },
+      rawBody: Buffer.from('abc'),
+      headers,
+      get json() {
+        reads += 1;
+        return { id: 'evt_1' };
+      },
+    });
+    dedupKeys(input('codehost', { 'x-github-delivery': 'd-1' }));
+    expect(reads).to.equal(0);
+    expect(dedupKeys(input('payments', {}))[1]).to.deep.equal({ key: 'pid:payments:evt_1', windowMs: DAY });
+    expect(reads).to.equal(1);
+  });
+
   describe('when dedup is disabled', () => {
     it('gives only the 5-minute payload hash key, whatever the strategy and headers', () => {
       for (const dedupStrategy of ['auto', 'provider_id', 'payload_hash', 'idempotency_key', 'none'] as const) {

@@ -16,10 +16,12 @@ export interface DedupSettings {
 export interface DedupInput {
   source: DedupSettings;
   rawBody: Buffer;
-  /** The parsed body when it is JSON. */
+  /** The parsed body when it is JSON (may be a getter: only provider ids of body-id senders read it). */
   json?: unknown;
   /** Names lower-cased. */
   headers: HeaderMap;
+  /** The body's SHA-256 in hex, when the caller has computed it already. */
+  bodySha256?: string;
 }
 
 /** A key the store checks and inserts in one atomic step, scoped to the source; a hit within windowMs is a duplicate. */
@@ -67,7 +69,7 @@ function strategyKey(input: DedupInput, hashKey: string): string | undefined {
  * `idem:<value>`). When the strategy's key is the payload hash itself, the one key gets the longer window.
  */
 export function dedupKeys(input: DedupInput): DedupKey[] {
-  const hashKey = `hash:${sha256Hex(input.rawBody)}`;
+  const hashKey = `hash:${input.bodySha256 ?? sha256Hex(input.rawBody)}`;
   const key = input.source.dedupEnabled ? strategyKey(input, hashKey) : undefined;
   const windowMs = input.source.dedupWindowHours * HOUR_MS;
   if (key === undefined) return [{ key: hashKey, windowMs: IDENTICAL_PAYLOAD_WINDOW_MS }];

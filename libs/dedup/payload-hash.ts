@@ -4,7 +4,7 @@ export function sha256Hex(data: Buffer | string): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-/** An event's `payloadHash`: `sha256:<hex>` of the body bytes as received. */
-export function payloadHash(body: Buffer): string {
-  return `sha256:${sha256Hex(body)}`;
+/** An event's `payloadHash`: `sha256:<hex>` of the body bytes as received (`hex` when already computed). */
+export function payloadHash(body: Buffer, hex: string = sha256Hex(body)): string {
+  return `sha256:${hex}`;
 }

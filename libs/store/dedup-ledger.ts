@@ -1,4 +1,6 @@
 import type { SqlClient } from './sql-client.js';
+import { deleteInChunks } from './delete-in-chunks.js';
+import { tickBatcher } from './tick-batcher.js';
 
 export interface LedgerKey {
   key: string;
@@ -6,16 +8,25 @@ export interface LedgerKey {
 }
 
 /**
- * Dedup keys per source. `claim` checks and inserts every key in one transaction: either all are
+ * Dedup keys per source. `claim` checks and inserts every key in one atomic step: either all are
  * claimed for the new event (null), or the event id holding a live key is returned and nothing changes.
  * On PostgreSQL a concurrent claim of the same key waits on the primary key until the first commits,
- * then sees it; on SQLite the transaction holds the write lock.
+ * then sees it. On SQLite the write transaction excludes every other writer; the claims made in one
+ * event-loop turn share one transaction (one commit), each claim atomic within it and seeing the earlier ones.
  */
 export interface DedupLedger {
   claim(sourceId: string, keys: LedgerKey[], eventId: string, nowMs: number): Promise<string | null>;
   /** Undoes a claim whose event could not be made durable, so the provider's retry is not a duplicate. */
   release(sourceId: string, keys: LedgerKey[], eventId: string): Promise<void>;
+  /** Deletes every expired key, in bounded statements so ingest is never held up for long; returns how many. */
   purgeExpired(nowMs: number): Promise<number>;
+}
+
+interface Claim {
+  sourceId: string;
+  keys: LedgerKey[];
+  eventId: string;
+  nowMs: number;
 }
 
 // An expired key is taken over in place; a live one makes the statement return no row.
@@ -24,29 +35,57 @@ const CLAIM = `INSERT INTO dedup_keys (source_id, dedup_key, event_id, expires_a
   WHERE dedup_keys.expires_at <= ? RETURNING event_id`;
 const HOLDER = 'SELECT event_id FROM dedup_keys WHERE source_id = ? AND dedup_key = ?';
 
-/** Thrown inside the transaction to roll back every key claimed so far. */
+/** Thrown to roll back every key of a claim taken so far. */
 class KeyHeld {
   constructor(readonly eventId: string) {}
 }
 
-export function createDedupLedger(sql: SqlClient): DedupLedger {
-  return {
-    async claim(sourceId, keys, eventId, nowMs) {
+/** Claims the keys in order inside the caller's transaction; throws KeyHeld at the first live key. */
+async function claimKeys(tx: SqlClient, { sourceId, keys, eventId, nowMs }: Claim): Promise<void> {
+  for (const { key, windowMs } of keys) {
+    const claimed = await tx.all(CLAIM, [sourceId, key, eventId, nowMs + windowMs, nowMs]);
+    if (claimed.length > 0) continue;
+    const [holder] = await tx.all<{ event_id: string }>(HOLDER, [sourceId, key]);
+    if (holder) throw new KeyHeld(holder.event_id);
+  }
+}
+
+async function claimAlone(sql: SqlClient, claim: Claim): Promise<string | null> {
+  try {
+    await sql.transaction((tx) => claimKeys(tx, claim));
+    return null;
+  } catch (error) {
+    if (error instanceof KeyHeld) return error.eventId;
+    throw error;
+  }
+}
+
+/** SQLite: many claims in one transaction, each inside a savepoint so a held key undoes only its own claim. */
+function claimBatch(sql: SqlClient, claims: Claim[]): Promise<Array<string | null>> {
+  return sql.transaction(async (tx) => {
+    const holders: Array<string | null> = [];
+    for (const claim of claims) {
+      await tx.run('SAVEPOINT dedup_claim');
       try {
-        await sql.transaction(async (tx) => {
-          for (const { key, windowMs } of keys) {
-            const claimed = await tx.all(CLAIM, [sourceId, key, eventId, nowMs + windowMs, nowMs]);
-            if (claimed.length > 0) continue;
-            const [holder] = await tx.all<{ event_id: string }>(HOLDER, [sourceId, key]);
-            if (holder) throw new KeyHeld(holder.event_id);
-          }
-        });
-        return null;
+        await claimKeys(tx, claim);
+        holders.push(null);
       } catch (error) {
-        if (error instanceof KeyHeld) return error.eventId;
-        throw error;
+        if (!(error instanceof KeyHeld)) throw error;
+        await tx.run('ROLLBACK TO dedup_claim');
+        holders.push(error.eventId);
       }
-    },
+      await tx.run('RELEASE dedup_claim');
+    }
+    return holders;
+  });
+}
+
+export function createDedupLedger(sql: SqlClient): DedupLedger {
+  // PostgreSQL keeps one transaction per claim: batching claims there could deadlock two gateways
+  // whose batches take the same keys in different orders, and its connection pool already runs them side by side.
+  const claim = sql.kind === 'sqlite' ? tickBatcher((claims: Claim[]) => claimBatch(sql, claims)) : (one: Claim) => claimAlone(sql, one);
+  return {
+    claim: (sourceId, keys, eventId, nowMs) => claim({ sourceId, keys, eventId, nowMs }),
     async release(sourceId, keys, eventId) {
       if (keys.length === 0) return;
       await sql.run(
@@ -54,6 +93,13 @@ export function createDedupLedger(sql: SqlClient): DedupLedger {
         [sourceId, eventId, ...keys.map((k) => k.key)],
       );
     },
-    purgeExpired: (nowMs) => sql.run('DELETE FROM dedup_keys WHERE expires_at <= ?', [nowMs]),
+    purgeExpired: (nowMs) =>
+      deleteInChunks((limit) =>
+        sql.run(
+          `DELETE FROM dedup_keys WHERE (source_id, dedup_key) IN
+             (SELECT source_id, dedup_key FROM dedup_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`,
+          [nowMs, limit],
+        ),
+      ),
   };
 }

@@ -1,24 +1,66 @@
 import type { SqlClient } from './sql-client.js';
+import { deleteInChunks } from './delete-in-chunks.js';
+import { tickBatcher } from './tick-batcher.js';
 
 /**
  * Fixed-window hit counters kept in the store, so every gateway process sharing the database counts
- * against the same limit, exactly: each hit is one atomic upsert.
+ * against the same limit, exactly: hits are atomic upserts. Hits made in the same event-loop turn are
+ * counted by one statement (one commit), each window once, adding how many hits it got.
  */
 export interface RateWindows {
-  /** Counts one hit in the window containing `nowMs` and returns the window's total including it. */
+  /** Counts one hit in the window containing `nowMs` and returns the window's total including it. A bucket has one window length. */
   hit(bucket: string, windowMs: number, nowMs: number): Promise<number>;
+  /** Deletes every window that started before `nowMs`, in bounded statements; returns how many. */
   purgeBefore(nowMs: number): Promise<number>;
 }
 
-const HIT = `INSERT INTO rate_windows (bucket, window_start, hits) VALUES (?, ?, 1)
-  ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_windows.hits + 1 RETURNING hits`;
+interface WindowHit {
+  bucket: string;
+  windowStart: number;
+}
+
+interface WindowGroup extends WindowHit {
+  /** Positions in the batch of the hits on this window, in arrival order. */
+  positions: number[];
+}
+
+const windowKey = (bucket: string, windowStart: number) => `${windowStart} ${bucket}`;
+
+async function countHits(sql: SqlClient, hits: WindowHit[]): Promise<number[]> {
+  const groups = new Map<string, WindowGroup>();
+  hits.forEach((hit, position) => {
+    const key = windowKey(hit.bucket, hit.windowStart);
+    const group = groups.get(key);
+    if (group) group.positions.push(position);
+    else groups.set(key, { ...hit, positions: [position] });
+  });
+  // One fixed order for the rows of every statement: two gateways upserting the same windows cannot deadlock.
+  const ordered = [...groups.values()].sort((a, b) => a.windowStart - b.windowStart || (a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : 0));
+  const rows = await sql.all<{ bucket: string; window_start: number; hits: number }>(
+    `INSERT INTO rate_windows (bucket, window_start, hits) VALUES ${ordered.map(() => '(?, ?, ?)').join(', ')}
+     ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_windows.hits + excluded.hits RETURNING bucket, window_start, hits`,
+    ordered.flatMap((group) => [group.bucket, group.windowStart, group.positions.length]),
+  );
+  const totals = new Array<number>(hits.length);
+  for (const row of rows) {
+    const group = groups.get(windowKey(row.bucket, Number(row.window_start)))!;
+    const before = Number(row.hits) - group.positions.length;
+    group.positions.forEach((position, index) => (totals[position] = before + index + 1));
+  }
+  return totals;
+}
 
 export function createRateWindows(sql: SqlClient): RateWindows {
+  const hitBatched = tickBatcher((hits: WindowHit[]) => countHits(sql, hits));
   return {
-    async hit(bucket, windowMs, nowMs) {
-      const [row] = await sql.all<{ hits: number }>(HIT, [bucket, nowMs - (nowMs % windowMs)]);
-      return Number(row!.hits);
-    },
-    purgeBefore: (nowMs) => sql.run('DELETE FROM rate_windows WHERE window_start < ?', [nowMs]),
+    hit: (bucket, windowMs, nowMs) => hitBatched({ bucket, windowStart: nowMs - (nowMs % windowMs) }),
+    purgeBefore: (nowMs) =>
+      deleteInChunks((limit) =>
+        sql.run(
+          `DELETE FROM rate_windows WHERE (bucket, window_start) IN
+             (SELECT bucket, window_start FROM rate_windows WHERE window_start < ? ORDER BY window_start LIMIT ?)`,
+          [nowMs, limit],
+        ),
+      ),
   };
 }

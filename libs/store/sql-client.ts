@@ -87,8 +87,11 @@ function sqliteClient(file: string): SqlClient {
   };
 }
 
-function postgresClient(url: string): SqlClient {
+function postgresClient(url: string, onIdleError: (error: Error) => void): SqlClient {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle connection the server ends (restart, failover) is dropped from the pool and replaced on the
+  // next query; without a listener its error would be uncaught and end the process.
+  pool.on('error', (error) => onIdleError(error));
   // BIGINT arrives as text from pg; every BIGINT here is an epoch-ms or a count that fits a double.
   const types = { getTypeParser: (oid: number, format?: string) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format as 'text')) };
   const on = (runner: pg.Pool | pg.PoolClient): Omit<SqlClient, 'transaction' | 'close'> => ({
@@ -119,6 +122,14 @@ function postgresClient(url: string): SqlClient {
   };
 }
 
-export function openSqlClient(options: { databaseUrl?: string; dataDir: string }): SqlClient {
-  return options.databaseUrl ? postgresClient(options.databaseUrl) : sqliteClient(path.join(options.dataDir, 'relay.sqlite'));
+export interface SqlClientOptions {
+  databaseUrl?: string;
+  dataDir: string;
+  /** Told about connection-level errors that no query is waiting for (PostgreSQL idle connections). */
+  onIdleError?: (error: Error) => void;
+}
+
+export function openSqlClient(options: SqlClientOptions): SqlClient {
+  if (!options.databaseUrl) return sqliteClient(path.join(options.dataDir, 'relay.sqlite'));
+  return postgresClient(options.databaseUrl, options.onIdleError ?? (() => undefined));
 }

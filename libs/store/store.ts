@@ -9,7 +9,7 @@ import { RouteEntity, type RouteRow } from './entities/route.js';
 import { SourceEntity, type SourceRow } from './entities/source.js';
 import { openDataSource, databaseKind, type DataSourceOptions, type DatabaseKind } from './data-source.js';
 import { OrgScopedRepository } from './org-scoped-repository.js';
-import { openSqlClient, type SqlClient } from './sql-client.js';
+import { openSqlClient, type SqlClient, type SqlClientOptions } from './sql-client.js';
 
 export const hashApiKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
@@ -87,7 +87,7 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export async function openStore(options: DataSourceOptions): Promise<Store> {
+export async function openStore(options: DataSourceOptions & Pick<SqlClientOptions, 'onIdleError'>): Promise<Store> {
   const dataSource = await openDataSource(options);
   const sql = openSqlClient(options);
   return {

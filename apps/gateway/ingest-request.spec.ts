@@ -1,0 +1,80 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Broker } from '../../libs/broker/broker.js';
+import { createBroker } from '../../libs/broker/create-broker.js';
+import { isRelayError } from '../../libs/errors/errors.js';
+import { createSecretBox } from '../../libs/secrets/secret-box.js';
+import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
+import { createRateWindows } from '../../libs/store/rate-windows.js';
+import { openStoreFixture, type StoreFixture } from '../../libs/store/store-test-fixtures.js';
+import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
+import { describeEachStore } from '../../libs/testing/store-targets.js';
+import { ingestRequest, type IngestDeps } from './ingest-request.js';
+import { createSourceResolver } from './source-resolver.js';
+
+describeEachStore('ingestRequest when the broker fails', (target) => {
+  let fixture: StoreFixture;
+  let brokerDir: string;
+  let broker: Broker;
+  let server: http.Server;
+  let call: ApiCall;
+
+  before(async function () {
+    fixture = await openStoreFixture(this, target);
+    brokerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingest-broker-'));
+    broker = await createBroker({ dataDir: brokerDir });
+    const store = fixture.store;
+    const deps: IngestDeps = {
+      resolveSource: createSourceResolver({
+        lookup: { organizationBySlug: (slug) => store.organizations.bySlug(slug), sourceBySlug: (orgId, slug) => store.sources.findOneBy(orgId, { slug }) },
+        secrets: createSecretBox(Buffer.alloc(32, 1)),
+      }).get,
+      dedup: createDedupLedger(store.sql),
+      rateWindows: createRateWindows(store.sql),
+      // Whatever broker is current: the test closes one and opens another on the same log.
+      publish: (topic, message) => broker.producer().send(topic, [message]),
+      now: Date.now,
+    };
+    server = http.createServer((request, response) => {
+      const [, , org, source] = request.url!.split('/');
+      ingestRequest(deps, { orgSlug: org!, sourceSlug: source!, request, clientIp: '127.0.0.1', publicUrl: `https://relay.test${request.url}` }).then(
+        (result) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result)),
+        (error) => {
+          const status = isRelayError(error) ? error.status : 500;
+          response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ code: isRelayError(error) ? error.code : 'INTERNAL_ERROR' }));
+        },
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    call = apiClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, null);
+  });
+
+  after(async () => {
+    server?.close();
+    await broker?.close();
+    if (brokerDir) fs.rmSync(brokerDir, { recursive: true, force: true });
+    await fixture?.close();
+  });
+
+  it('answers 503 without accepting, and frees the dedup keys: the provider retry is a new event, not a duplicate', async () => {
+    const { slug } = await fixture.createSource();
+    const path = `/ingest/${fixture.org.slug}/${slug}`;
+    const webhook = { rawBody: JSON.stringify({ order: 42 }), headers: { 'content-type': 'application/json' } };
+
+    await broker.close();
+    const refused = await call('POST', path, webhook);
+    expect(refused.status, refused.text).to.equal(503);
+    expect(refused.body.code).to.equal('BROKER_UNAVAILABLE');
+
+    broker = await createBroker({ dataDir: brokerDir });
+    const retried = await call('POST', path, webhook);
+    expect(retried.status, retried.text).to.equal(200);
+    expect(retried.body.status).to.equal('received');
+    const again = await call('POST', path, webhook);
+    expect(again.body).to.deep.equal({ eventId: retried.body.eventId, status: 'duplicate' });
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * Ingest throughput and latency of the relay's gateway against a bare node:http server that reads the
+ * body and answers 200. Same load for every target: autocannon, 50 connections, ~10 s, 1 KB JSON bodies,
+ * every request a different body with its own X-Hub-Signature-256 and X-GitHub-Delivery, so neither
+ * dedup nor any cache short-circuits the work; the source (codehost, dedup on) is on plan enterprise so
+ * the rate limit does not cap it. Target: gateway >= 0.5x bare req/s with p99 < 10 ms.
+ *
+ * Relay targets use the embedded default (SQLite store + embedded log in a temp dir), measured twice:
+ * the gateway role alone (its own cost: every request verified, deduplicated and durably appended to
+ * the log before 200), and all roles in one process, where the router stores every event meanwhile.
+ *
+ *   node --import tsx bench/ingest/bench-ingest.ts [--duration <s>] [--cpu-prof]
+ *
+ * Each server runs in a child process of its own (bench-target.ts), so the load generator does not
+ * share its event loop. `--cpu-prof` writes CPU profiles of the relay processes to a temp directory.
+ */
+import autocannon from 'autocannon';
+import { fork } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import { createHmac } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TargetReady, TargetReport } from './bench-target.js';
+
+const CONNECTIONS = 50;
+const WARMUP_SECONDS = 2;
+const BODY_BYTES = 1024;
+const TARGET_RATIO = 0.5;
+const TARGET_P99_MS = 10;
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+function option(name: string): string | undefined {
+  const index = process.argv.indexOf(name);
+  return index < 0 ? undefined : process.argv[index + 1];
+}
+
+const durationSeconds = Number(option('--duration') ?? 10);
+const profileDir = process.argv.includes('--cpu-prof') ? fs.mkdtempSync(path.join(os.tmpdir(), 'ingest-profiles-')) : undefined;
+
+type TargetKind = 'bare' | 'all' | 'gateway';
+
+interface RunningTarget {
+  ready: TargetReady;
+  stop(): Promise<TargetReport>;
+}
+
+function startTarget(kind: TargetKind): Promise<RunningTarget> {
+  const profiling = profileDir && kind !== 'bare' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, kind)}`] : [];
+  const child = fork(path.join(here, 'bench-target.ts'), [kind], { execArgv: ['--import', 'tsx', ...profiling] });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the ${kind} target exited with ${code} before it was ready`)));
+    child.once('message', (message: { ready: TargetReady }) => {
+      child.removeAllListeners('exit');
+      resolve({
+        ready: message.ready,
+        stop: () =>
+          new Promise((done) => {
+            child.once('message', (reply: { report: TargetReport }) => done(reply.report));
+            child.send({ stop: true });
+          }),
+      });
+    });
+  });
+}
+
+let sequence = 0;
+
+/** A 1 KB JSON body no other request carries, with the headers the code host would sign it with. */
+function signedWebhook(secret: string): { body: string; headers: Record<string, string> } {
+  const delivery = `${process.pid}-${++sequence}`;
+  const head = `{"action":"opened","delivery":"${delivery}","pull_request":{"number":${sequence}},"padding":"`;
+  const body = `${head}${'x'.repeat(BODY_BYTES - head.length - 2)}"}`;
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': 'pull_request',
+      'x-github-delivery': delivery,
+      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+    },
+  };
+}
+
+function load(ready: TargetReady, seconds: number): Promise<autocannon.Result> {
+  return autocannon({
+    url: ready.url,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        path: ready.path,
+        setupRequest: (request) => ({ ...request, ...signedWebhook(ready.secret) }),
+      },
+    ],
+  });
+}
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  failed: number;
+  /** Requests answered 2xx in the warm-up and the run. */
+  accepted: number;
+  report: TargetReport;
+}
+
+async function measure(kind: TargetKind): Promise<Figures> {
+  const target = await startTarget(kind);
+  const warmup = await load(target.ready, WARMUP_SECONDS);
+  const result = await load(target.ready, durationSeconds);
+  const report = await target.stop();
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failed: result.non2xx + result.errors + result.timeouts + warmup.non2xx + warmup.errors + warmup.timeouts,
+    accepted: result['2xx'] + warmup['2xx'],
+    report,
+  };
+}
+
+/**
+ * Autocannon stops counting at the deadline with up to one request per connection in flight, which
+ * the server may still accept: the durable count may exceed the 2xx count by that much, never less.
+ */
+function checkDurable(name: string, count: number | undefined, f: Figures): string {
+  if (count === undefined) return '';
+  const consistent = count >= f.accepted && count <= f.accepted + 2 * CONNECTIONS;
+  return `   ${name} ${count}${consistent ? '' : ` (INCONSISTENT with ${f.accepted} answered 2xx)`}`;
+}
+
+const print = (name: string, f: Figures, baseline?: Figures) =>
+  console.log(
+    `${name.padEnd(26)} ${f.rps.toFixed(0).padStart(7)} req/s  p50 ${String(f.p50).padStart(3)} ms  p99 ${String(f.p99).padStart(3)} ms  ` +
+      `cpu ${f.report.cpuMicrosPerRequest.toFixed(0).padStart(4)} us/req  failed ${f.failed}` +
+      (baseline ? `  ratio ${(f.rps / baseline.rps).toFixed(2)}x` : '') +
+      checkDurable('acknowledged', f.report.acknowledged, f) +
+      checkDurable('stored', f.report.storedEvents, f),
+  );
+
+const verdict = (name: string, f: Figures, bare: Figures) => {
+  const met = f.rps / bare.rps >= TARGET_RATIO && f.p99 < TARGET_P99_MS && f.failed === 0;
+  return `${name}: ${met ? 'MET' : 'MISSED'}`;
+};
+
+console.log(`ingest bench: ${CONNECTIONS} connections, ${durationSeconds} s per target after a ${WARMUP_SECONDS} s warm-up, ${BODY_BYTES} B unique signed bodies`);
+const bare = await measure('bare');
+print('bare node:http', bare);
+const gateway = await measure('gateway');
+print('gateway role alone', gateway, bare);
+const all = await measure('all');
+print('relay, all roles (default)', all, bare);
+console.log(`target >= ${TARGET_RATIO}x bare req/s and p99 < ${TARGET_P99_MS} ms: ${verdict('gateway role alone', gateway, bare)}, ${verdict('all roles', all, bare)}`);
+if (profileDir) console.log(`CPU profiles: ${profileDir}`);

@@ -1,0 +1,127 @@
+/**
+ * One server under load for bench-ingest.ts, in a process of its own so that the load generator does
+ * not share its CPU: `bare` (node:http that reads the body and answers 200), `all` or `gateway` (the
+ * embedded relay with a codehost source, see below). Reports `{url, path, secret}` over IPC; on `stop`
+ * closes and reports what it stored.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { startRelay } from '../../apps/relay/relay.js';
+import { loadConfig } from '../../libs/config/config.js';
+import { createLogger } from '../../libs/logging/logger.js';
+import { INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
+import { apiClient } from '../../libs/testing/api-client.js';
+
+export interface TargetReady {
+  url: string;
+  path: string;
+  secret: string;
+}
+
+export interface TargetReport {
+  /** CPU time (user + system) this process spent per request answered, in microseconds. */
+  cpuMicrosPerRequest: number;
+  /** Events the broker acknowledged (relay targets). */
+  acknowledged?: number;
+  /** Events the router stored in the `events` table (`all` only). */
+  storedEvents?: number;
+}
+
+const API_KEY = 'bench-key-0123456789abcdef';
+const SECRET = 'bench-codehost-secret';
+
+function cpuMicros(since: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(since);
+  return used.user + used.system;
+}
+
+async function startBare(): Promise<{ ready: TargetReady; stop(): Promise<TargetReport> }> {
+  const answer = Buffer.from('{"status":"received"}');
+  let answered = 0;
+  const cpuAtStart = process.cpuUsage();
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      // Read in full, as the gateway does, then dropped.
+      Buffer.concat(chunks);
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length });
+      response.end(answer);
+      answered += 1;
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    ready: { url: `http://127.0.0.1:${port}`, path: '/ingest/bench/codehost', secret: SECRET },
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      return { cpuMicrosPerRequest: cpuMicros(cpuAtStart) / answered };
+    },
+  };
+}
+
+/**
+ * `all`: the embedded default, every role in one process (the router stores each event as it comes).
+ * `gateway`: the gateway role alone over the same embedded log and store, the router not running,
+ * so the figures are the gateway's own; the source is created first by a short `all` start.
+ */
+async function startEmbeddedRelay(role: 'all' | 'gateway'): Promise<{ ready: TargetReady; stop(): Promise<TargetReport> }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-bench-'));
+  const env = {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    RELAY_DATA_DIR: dataDir,
+    RELAY_API_KEY: API_KEY,
+    RELAY_ORG: 'bench',
+    // The rate limit must not cap the benchmark: enterprise allows 10000 requests per second per source.
+    RELAY_DEFAULT_PLAN: 'enterprise',
+  };
+  const logger = createLogger({ level: 'silent' });
+  const setup = await startRelay(loadConfig(env), { logger });
+  const created = await apiClient(setup.url, API_KEY)('POST', '/api/sources', {
+    body: { name: 'Bench', slug: 'codehost', provider: 'codehost', verificationConfig: { type: 'codehost', secret: SECRET }, dedupEnabled: true },
+  });
+  if (created.status !== 201) throw new Error(`creating the bench source failed: ${created.status} ${created.text}`);
+  await setup.close();
+  const relay = await startRelay(loadConfig({ ...env, RELAY_ROLE: role }), { logger });
+  const cpuAtStart = process.cpuUsage();
+  const admin = relay.broker.admin();
+  const ingestLag = () => admin.lag('relay-router', [INGEST_TOPIC]);
+  return {
+    ready: { url: relay.url, path: '/ingest/bench/codehost', secret: SECRET },
+    async stop() {
+      // Requests still in flight when the load stopped finish within milliseconds.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const acknowledged = (await ingestLag()).reduce((sum, partition) => sum + Number(partition.end), 0);
+      const cpuMicrosPerRequest = cpuMicros(cpuAtStart) / acknowledged;
+      let storedEvents: number | undefined;
+      if (role === 'all') {
+        // Let the router store everything that was acknowledged, then count it.
+        const deadline = Date.now() + 60_000;
+        while ((await ingestLag()).some((partition) => partition.lag > 0) && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        const [row] = await relay.store.sql.all<{ count: number }>('SELECT COUNT(*) AS count FROM events');
+        storedEvents = Number(row!.count);
+      }
+      await relay.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      return { cpuMicrosPerRequest, acknowledged, storedEvents };
+    },
+  };
+}
+
+const kind = process.argv[2];
+if (kind !== 'bare' && kind !== 'all' && kind !== 'gateway') throw new Error('usage: bench-target.ts bare|all|gateway');
+const target = kind === 'bare' ? await startBare() : await startEmbeddedRelay(kind);
+process.send!({ ready: target.ready });
+process.on('message', async (message: { stop?: boolean }) => {
+  if (!message.stop) return;
+  const report = await target.stop();
+  process.send!({ report }, () => process.exit(0));
+});
