@@ -4,11 +4,13 @@ import { decodeRecords } from '../../libs/pipeline/decode-records.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { recordAttempts } from './record-attempts.js';
 
+export const RECORDER_GROUP = 'relay-recorder';
+
 /** The recorder role: the only writer of delivery state, fed by `relay.attempts`. */
 export function createRecorderConsumer(broker: Broker, sql: SqlClient) {
   const producer = broker.producer();
   return broker.consumer({
-    groupId: 'relay-recorder',
+    groupId: RECORDER_GROUP,
     topics: [ATTEMPTS_TOPIC],
     fromBeginning: true,
     maxBatchSize: 1000,

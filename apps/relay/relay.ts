@@ -26,10 +26,12 @@ import { createHttpSender } from '../../libs/delivery/send-request.js';
 import { apiRouter } from '../api/api-app.js';
 import { createJanitor } from '../janitor/janitor.js';
 import { DAY_MS } from '../janitor/retention-sweep.js';
-import { createDeliverer, type Deliverer } from '../deliverer/deliverer.js';
+import { createDeliverer, DELIVERER_GROUP, type Deliverer } from '../deliverer/deliverer.js';
+import { RETRY_GROUP } from '../deliverer/retry-tiers.js';
+import { startLagReporter } from './lag-reporter.js';
 import { createStoreDeliveryLookup } from '../deliverer/store-lookup.js';
-import { createRecorderConsumer } from '../recorder/recorder-consumer.js';
-import { createRouterConsumer } from '../router/router-consumer.js';
+import { createRecorderConsumer, RECORDER_GROUP } from '../recorder/recorder-consumer.js';
+import { createRouterConsumer, ROUTER_GROUP } from '../router/router-consumer.js';
 import { createRouteTargets } from '../router/route-targets.js';
 import { ingestRouter } from '../gateway/ingest-router.js';
 import { createSourceResolver } from '../gateway/source-resolver.js';
@@ -74,9 +76,11 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const metrics = createRelayMetrics();
   const closers: (() => Promise<void>)[] = [];
-  const closeAll = async () => {
-    for (const close of closers.reverse()) await close().catch((error) => logger.error({ err: error }, 'error while closing'));
-  };
+  let closing: Promise<void> | undefined;
+  const closeAll = () =>
+    (closing ??= (async () => {
+      for (const close of [...closers].reverse()) await close().catch((error) => logger.error({ err: error }, 'error while closing'));
+    })());
   try {
     const store = await openStore({
       databaseUrl: config.databaseUrl,
@@ -142,13 +146,15 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       applyChange(change);
       await publish(CONFIG_TOPIC, encodeConfigChange(change));
     };
-    const pipeline = [];
-    if (serves(config, 'router')) {
-      pipeline.push(
-        createRouterConsumer(broker, { sql: store.sql, routesFor: routeTargets.forSource, publish: (topic, messages) => producer.send(topic, messages), now: Date.now, secrets }),
-      );
+    // Started recorder first and router last, so closing (in reverse) stops taking new work first and
+    // lets the recorder store the outcomes of the deliverer's last requests.
+    const groups: string[] = [];
+    if (serves(config, 'recorder')) {
+      const recorder = createRecorderConsumer(broker, store.sql);
+      await recorder.start();
+      closers.push(() => recorder.stop());
+      groups.push(RECORDER_GROUP);
     }
-    if (serves(config, 'recorder')) pipeline.push(createRecorderConsumer(broker, store.sql));
     if (serves(config, 'deliverer')) {
       const running = createDeliverer({
         broker,
@@ -162,13 +168,25 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       const destinationIds = await store.sql.all<{ id: string }>('SELECT id FROM destinations');
       await broker.admin().ensureTopics(destinationIds.map(({ id }) => ({ topic: destinationTopic(id), partitions: 4 })));
       await running.start();
-      // Stopped before the broker closes: in-flight requests finish and their outcomes are committed.
       closers.push(() => running.stop());
       deliverer = running;
+      groups.push(DELIVERER_GROUP, RETRY_GROUP);
     }
-    for (const consumer of pipeline) {
-      await consumer.start();
-      closers.push(() => consumer.stop());
+    if (serves(config, 'router')) {
+      const router = createRouterConsumer(broker, {
+        sql: store.sql,
+        routesFor: routeTargets.forSource,
+        publish: (topic, messages) => producer.send(topic, messages),
+        now: Date.now,
+        secrets,
+      });
+      await router.start();
+      closers.push(() => router.stop());
+      groups.push(ROUTER_GROUP);
+    }
+    if (groups.length > 0) {
+      const lag = startLagReporter({ admin: broker.admin(), groups, gauge: metrics.consumerLag, logger });
+      closers.push(async () => lag.stop());
     }
 
     const ready = async () => {

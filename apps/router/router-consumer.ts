@@ -2,10 +2,12 @@ import type { Broker } from '../../libs/broker/broker.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
 import { routeEvents, type RouterDeps } from './route-events.js';
 
+export const ROUTER_GROUP = 'relay-router';
+
 /** The router role: `relay.ingest` to stored events and per-destination jobs. */
 export function createRouterConsumer(broker: Broker, deps: RouterDeps) {
   return broker.consumer({
-    groupId: 'relay-router',
+    groupId: ROUTER_GROUP,
     topics: [INGEST_TOPIC],
     // A new group must not skip events acknowledged before it first ran.
     fromBeginning: true,

@@ -36,7 +36,13 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
 }
 
 export async function startHttpServer(app: Koa, options: HttpServerOptions): Promise<RunningServer> {
-  const server = http.createServer({ maxHeaderSize: options.maxHeaderSize ?? 16 * 1024, keepAliveTimeout: 65_000 }, app.callback());
+  let closing = false;
+  const handle = app.callback();
+  const server = http.createServer({ maxHeaderSize: options.maxHeaderSize ?? 16 * 1024, keepAliveTimeout: 65_000 }, (request, response) => {
+    // Once closing, every answer ends its keep-alive connection, so a busy client cannot keep it open.
+    if (closing) response.setHeader('Connection', 'close');
+    return handle(request, response);
+  });
   server.headersTimeout = 30_000;
   server.requestTimeout = 120_000;
   server.on('clientError', answerClientError);
@@ -55,6 +61,7 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     close: () =>
       new Promise<void>((resolve) => {
+        closing = true;
         server.close(() => resolve());
         server.closeIdleConnections();
       }),

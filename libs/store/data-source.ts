@@ -10,6 +10,8 @@ import { SourceEntity } from './entities/source.js';
 import { Foundation1795305600000 } from './migrations/0001-foundation.js';
 import { Ingest1795305600001 } from './migrations/0002-ingest.js';
 import { Pipeline1795305600002 } from './migrations/0003-pipeline.js';
+import { EventQueries1795305600003 } from './migrations/0004-event-queries.js';
+import { DestinationStats1795305600004 } from './migrations/0005-destination-stats.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -21,7 +23,13 @@ export interface DataSourceOptions {
 }
 
 export const FOUNDATION_ENTITIES = [OrganizationEntity, ApiKeyEntity, SourceEntity, DestinationEntity, RouteEntity];
-export const FOUNDATION_MIGRATIONS = [Foundation1795305600000, Ingest1795305600001, Pipeline1795305600002];
+export const FOUNDATION_MIGRATIONS = [
+  Foundation1795305600000,
+  Ingest1795305600001,
+  Pipeline1795305600002,
+  EventQueries1795305600003,
+  DestinationStats1795305600004,
+];
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
@@ -64,6 +72,29 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
   } catch (error) {
     throw new UnavailableError(`Cannot open the database: ${(error as Error).message}`, error);
   }
-  await dataSource.runMigrations({ transaction: 'each' });
+  await migrate(dataSource);
   return dataSource;
+}
+
+/** Any fixed number: the key of the PostgreSQL advisory lock that serializes migrations. */
+const MIGRATION_LOCK_KEY = 7_240_311;
+
+/**
+ * Applies pending migrations. On PostgreSQL, roles starting together on one database take turns under
+ * an advisory lock; the ones that come after find nothing left to do. (SQLite serializes writers itself.)
+ */
+async function migrate(dataSource: DataSource): Promise<void> {
+  if (databaseKind(dataSource) !== 'postgres') {
+    await dataSource.runMigrations({ transaction: 'each' });
+    return;
+  }
+  const lock = dataSource.createQueryRunner();
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await dataSource.runMigrations({ transaction: 'each' });
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    await lock.release();
+  }
 }

@@ -23,6 +23,8 @@ export interface KafkaBrokerOptions {
   /** Bound on reaching the cluster at start (default 10 s). */
   connectTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** Bytes of records in one produce request (default 4 MiB; a single larger record goes alone). */
+  maxRequestBytes?: number;
   /** Back-off before a failed batch is delivered again. */
   errorBackoff?: BackoffOptions;
 }
@@ -76,7 +78,7 @@ class KafkaBroker implements Broker {
   ) {
     this.sharedProducer = new KafkaProducer(
       kafka,
-      { idempotent: options.idempotent ?? true, requestTimeoutMs: options.requestTimeoutMs ?? 30_000 },
+      { idempotent: options.idempotent ?? true, requestTimeoutMs: options.requestTimeoutMs ?? 30_000, maxRequestBytes: options.maxRequestBytes ?? 4 * 1024 * 1024 },
       logger,
     );
     this.sharedAdmin = new KafkaAdmin(adminClient, logger);

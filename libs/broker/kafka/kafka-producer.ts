@@ -9,6 +9,40 @@ export interface KafkaProducerSettings {
   /** Ask for an idempotent producer; falls back to a plain one (still acks -1) where the cluster refuses it. */
   idempotent: boolean;
   requestTimeoutMs: number;
+  /**
+   * Upper bound on the record bytes of one produce request. Kafka checks `message.max.bytes` against
+   * everything sent to a partition in one request, so two 10 MB webhooks must not share one.
+   */
+  maxRequestBytes: number;
+}
+
+const messageBytes = (message: Message) =>
+  (message.value?.length ?? 0) +
+  (message.key?.length ?? 0) +
+  Object.entries(message.headers ?? {}).reduce((sum, [name, value]) => sum + name.length + String(value).length, 0);
+
+/** Splits pending sends into produce requests of at most `limit` bytes (a larger record goes alone), in order. */
+export function requestsOfBoundedSize(sends: Pick<PendingSend, 'topic' | 'messages'>[], limit: number): TopicMessages[][] {
+  const requests: TopicMessages[][] = [];
+  let current = new Map<string, Message[]>();
+  let size = 0;
+  const close = () => {
+    if (current.size > 0) requests.push([...current].map(([topic, messages]) => ({ topic, messages })));
+    current = new Map();
+    size = 0;
+  };
+  for (const send of sends) {
+    for (const message of send.messages) {
+      const bytes = messageBytes(message);
+      if (size > 0 && size + bytes > limit) close();
+      const list = current.get(send.topic);
+      if (list) list.push(message);
+      else current.set(send.topic, [message]);
+      size += bytes;
+    }
+  }
+  close();
+  return requests;
 }
 
 interface PendingSend {
@@ -98,15 +132,11 @@ export class KafkaProducer implements Producer {
   }
 
   private async produce(sends: PendingSend[]): Promise<void> {
-    const byTopic = new Map<string, Message[]>();
-    for (const send of sends) {
-      const list = byTopic.get(send.topic);
-      if (list) list.push(...send.messages);
-      else byTopic.set(send.topic, [...send.messages]);
-    }
-    const topicMessages: TopicMessages[] = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
     const client = await this.connect();
-    await client.sendBatch({ acks: -1, timeout: this.settings.requestTimeoutMs, topicMessages });
+    // One request after another: order per key holds across the split.
+    for (const topicMessages of requestsOfBoundedSize(sends, this.settings.maxRequestBytes)) {
+      await client.sendBatch({ acks: -1, timeout: this.settings.requestTimeoutMs, topicMessages });
+    }
   }
 
   private connect(): Promise<KafkaJsProducer> {
