@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Context } from 'mocha';
 import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
-import { createSecretBox } from '../../libs/secrets/secret-box.js';
+import { createSecretBox, type SecretBox } from '../../libs/secrets/secret-box.js';
 import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
 import type { StoreTarget } from '../../libs/testing/store-targets.js';
 import { startRelay, type RunningRelay } from '../relay/relay.js';
@@ -21,6 +21,8 @@ export interface ApiHarness {
   rawRow(table: 'sources' | 'destinations' | 'routes', id: string): Promise<Record<string, unknown> | undefined>;
   /** Decrypts a sealed column with the harness's encryption key (what is really stored behind a mask). */
   unseal(sealed: string): string;
+  /** The relay's secret box (same key), for tests that store what the relay would store. */
+  secrets: SecretBox;
   /** Stops and starts the relay over the same data (restart persistence). */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -70,6 +72,7 @@ export async function startApiHarness(mocha: Context, target: StoreTarget): Prom
       return rows[0];
     },
     unseal: (sealed) => createSecretBox(ENCRYPTION_KEY).open(sealed),
+    secrets: createSecretBox(ENCRYPTION_KEY),
     async restart() {
       await relay.close();
       relay = await startRelay({ ...config, port: relay.port }, { logger });

@@ -1,5 +1,6 @@
 import type { AttemptRecord } from '../../libs/pipeline/attempt-record.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
+import { addDestinationStats } from './destination-stats.js';
 import { eventStatus, type DeliveryState } from './event-status.js';
 
 async function insertAttempt(tx: SqlClient, a: AttemptRecord): Promise<boolean> {
@@ -24,7 +25,8 @@ async function insertAttempt(tx: SqlClient, a: AttemptRecord): Promise<boolean> 
   return true;
 }
 
-async function refreshEvent(tx: SqlClient, eventId: string): Promise<void> {
+/** Sets the event's status and counters from its deliveries (also after a replay adds or drops some). */
+export async function refreshEvent(tx: SqlClient, eventId: string): Promise<void> {
   const deliveries = await tx.all<DeliveryState>(
     'SELECT id, destination_id AS "destinationId", status FROM deliveries WHERE event_id = ?',
     [eventId],
@@ -41,13 +43,15 @@ async function refreshEvent(tx: SqlClient, eventId: string): Promise<void> {
 }
 
 /**
- * Writes a batch of attempts in one transaction: the attempt rows, each delivery's status, and the
- * status and counters of every event they touch. Idempotent on attempt ids (records are at least once).
+ * Writes a batch of attempts in one transaction: the attempt rows, each delivery's status, the status and
+ * counters of every event they touch, and destination statistics. Idempotent on attempt ids (records are
+ * at least once).
  */
 export async function recordAttempts(sql: SqlClient, attempts: AttemptRecord[]): Promise<void> {
   await sql.transaction(async (tx) => {
-    const touched = new Set<string>();
-    for (const attempt of attempts) if (await insertAttempt(tx, attempt)) touched.add(attempt.eventId);
-    for (const eventId of touched) await refreshEvent(tx, eventId);
+    const inserted: AttemptRecord[] = [];
+    for (const attempt of attempts) if (await insertAttempt(tx, attempt)) inserted.push(attempt);
+    for (const eventId of new Set(inserted.map((attempt) => attempt.eventId))) await refreshEvent(tx, eventId);
+    await addDestinationStats(tx, inserted);
   });
 }

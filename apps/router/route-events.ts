@@ -3,6 +3,8 @@ import { newId } from '../../libs/ids/ids.js';
 import { destinationTopic, encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { decodeRecords } from '../../libs/pipeline/decode-records.js';
 import { decodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
+import { storedPayload, type PayloadPolicy, type StoredPayload } from '../../libs/payload/stored-payload.js';
+import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import type { RouteTarget } from './route-targets.js';
 
@@ -13,6 +15,8 @@ export interface RouterDeps {
   /** Publishes to one topic and resolves once the broker holds the messages durably. */
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
   now(): number;
+  /** Seals the payloads of sources with `encryptFields`. */
+  secrets: SecretBox;
 }
 
 interface PlannedDelivery {
@@ -27,22 +31,16 @@ interface RoutedEvent {
   deliveries: PlannedDelivery[];
 }
 
-/** The body as text when it is valid UTF-8, for payload search; binary bodies are not searchable. */
-function searchableText(body: Buffer): string | null {
-  const text = body.toString('utf8');
-  return Buffer.byteLength(text) === body.length && !text.includes('\uFFFD') ? text : null;
-}
-
 /**
  * Inserts the event and its pending deliveries, unless a previous run already did (a redelivered record):
  * then the deliveries stored then are the ones to publish, so nothing is created twice.
  */
-async function persistEvent(tx: SqlClient, event: { meta: IngestMeta; body: Buffer }, targets: RouteTarget[], now: number): Promise<PlannedDelivery[]> {
-  const { meta, body } = event;
+async function persistEvent(tx: SqlClient, event: { meta: IngestMeta; payload: StoredPayload }, targets: RouteTarget[], now: number): Promise<PlannedDelivery[]> {
+  const { meta, payload } = event;
   const inserted = await tx.run(
-    `INSERT INTO events (id, org_id, source_id, status, headers, content_type, payload, payload_text, payload_size, payload_hash,
+    `INSERT INTO events (id, org_id, source_id, status, headers, content_type, payload, payload_sealed, payload_text, payload_size, payload_hash,
        signature_valid, client_ip, received_at, validated_at, queued_at, created_at, deliveries_count, deliveries_succeeded, deliveries_failed)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0) ON CONFLICT (id) DO NOTHING`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0) ON CONFLICT (id) DO NOTHING`,
     [
       meta.eventId,
       meta.orgId,
@@ -50,8 +48,9 @@ async function persistEvent(tx: SqlClient, event: { meta: IngestMeta; body: Buff
       targets.length === 0 ? 'delivered' : 'pending',
       JSON.stringify(meta.headers),
       meta.contentType,
-      body,
-      searchableText(body),
+      payload.bytes,
+      tx.bool(payload.sealed),
+      payload.searchText,
       meta.payloadSize,
       meta.payloadHash,
       tx.bool(meta.signatureValid),
@@ -64,6 +63,8 @@ async function persistEvent(tx: SqlClient, event: { meta: IngestMeta; body: Buff
     ],
   );
   if (inserted === 0) {
+    // The event's own record publishes its jobs (again, if it is redelivered); a duplicate's copy adds none.
+    if (meta.duplicate) return [];
     return tx.all<PlannedDelivery>(
       `SELECT id, destination_id AS "destinationId", destination_name AS "destinationName" FROM deliveries
        WHERE event_id = ? AND status = 'pending' ORDER BY id`,
@@ -82,10 +83,14 @@ async function persistEvent(tx: SqlClient, event: { meta: IngestMeta; body: Buff
   return deliveries;
 }
 
-async function liveSources(tx: SqlClient, sourceIds: string[]): Promise<Set<string>> {
+/** The sources that still exist, with how their payloads are stored. */
+async function liveSources(tx: SqlClient, sourceIds: string[]): Promise<Map<string, PayloadPolicy>> {
   const unique = [...new Set(sourceIds)];
-  const rows = await tx.all<{ id: string }>(`SELECT id FROM sources WHERE id IN (${unique.map(() => '?').join(', ')})`, unique);
-  return new Set(rows.map((row) => row.id));
+  const rows = await tx.all<{ id: string; encrypt_fields: string; mask_fields: string }>(
+    `SELECT id, encrypt_fields, mask_fields FROM sources WHERE id IN (${unique.map(() => '?').join(', ')})`,
+    unique,
+  );
+  return new Map(rows.map((row) => [row.id, { encryptFields: JSON.parse(row.encrypt_fields), maskFields: JSON.parse(row.mask_fields) }]));
 }
 
 /**
@@ -101,8 +106,10 @@ export async function routeEvents(deps: RouterDeps, batch: RecordBatch): Promise
     const live = await liveSources(tx, events.map((event) => event.meta.sourceId));
     for (const [index, event] of events.entries()) {
       // A source deleted after ingest took its events with it; there is nothing left to store.
-      if (!live.has(event.meta.sourceId)) continue;
-      result.push({ ...event, deliveries: await persistEvent(tx, event, targets[index]!, now) });
+      const policy = live.get(event.meta.sourceId);
+      if (!policy) continue;
+      const payload = storedPayload(event.body, event.meta.contentType, policy, deps.secrets);
+      result.push({ ...event, deliveries: await persistEvent(tx, { meta: event.meta, payload }, targets[index]!, now) });
     }
     return result;
   });

@@ -1,6 +1,8 @@
 import { LATENCY_BUCKET_COLUMNS, latencyPercentile } from '../../../libs/stats/latency-buckets.js';
 import { HOUR_MS, hourStart } from '../../../libs/stats/stats-hours.js';
+import { NotFoundError } from '../../../libs/errors/errors.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
+import type { ApiDeps, Tenant } from '../api-deps.js';
 import { isoTime } from '../iso-time.js';
 import { NO_DELIVERIES, type DestinationStats } from './destination-view.js';
 
@@ -93,7 +95,13 @@ export async function destinationStats(sql: SqlClient, destinationId: string, no
 }
 
 /** SPEC 2.6 over the attempts of the last 24 hours; the last timestamps look further back. */
-export async function destinationHealth(sql: SqlClient, destinationId: string, now: number) {
+export async function getDestinationHealth(deps: ApiDeps, tenant: Tenant, id: string) {
+  const destination = await deps.store.destinations.get(tenant.org.id, id);
+  if (!destination) throw new NotFoundError(`Destination ${id} not found`);
+  return destinationHealth(deps.store.sql, destination.id, deps.now());
+}
+
+async function destinationHealth(sql: SqlClient, destinationId: string, now: number) {
   const [totalsById, last] = await Promise.all([windowTotals(sql, [destinationId], now), lastActivity(sql, destinationId)]);
   const totals = totalsById.get(destinationId);
   const attempts = totals?.attempts ?? 0;

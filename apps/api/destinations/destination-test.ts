@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { buildDeliveryRequest } from '../../../libs/delivery/build-request.js';
+import { NotFoundError } from '../../../libs/errors/errors.js';
+import { newId } from '../../../libs/ids/ids.js';
+import { createStoreDeliveryLookup } from '../../deliverer/store-lookup.js';
+import type { ApiDeps, Tenant } from '../api-deps.js';
+
+export const destinationTestBody = z.strictObject({ payload: z.record(z.string(), z.unknown()).optional() });
+
+/** Sent in place of X-Relay-Source, as a test belongs to no source. */
+const TEST_SOURCE = 'relay-test';
+
+function sampleEvent(eventId: string, now: number) {
+  return {
+    id: eventId,
+    type: 'relay.test',
+    createdAt: new Date(now).toISOString(),
+    data: { message: 'A test webhook from the relay. It is not stored, and it is not retried.' },
+  };
+}
+
+/**
+ * One real request to the destination, built and sent exactly as a delivery (method, headers, auth,
+ * signature, timeout), plus `X-Relay-Test: true`. Recorded nowhere. A non-2xx answer, a timeout or a
+ * network error is a failed test, never an error of this endpoint.
+ */
+export async function testDestination(deps: ApiDeps, tenant: Tenant, id: string, payload?: Record<string, unknown>) {
+  const target = await createStoreDeliveryLookup(deps.store, deps.secrets).destination(tenant.org.id, id);
+  if (!target) throw new NotFoundError(`Destination ${id} not found`);
+  const eventId = newId('evt');
+  const request = buildDeliveryRequest({
+    destination: target.destination,
+    event: {
+      eventId,
+      sourceId: TEST_SOURCE,
+      sourceSlug: TEST_SOURCE,
+      rawBody: Buffer.from(JSON.stringify(payload ?? sampleEvent(eventId, deps.now()))),
+      contentType: 'application/json',
+      providerHeaders: {},
+      signatureValid: true,
+    },
+    deliveryId: newId('dlv'),
+    attemptNumber: 1,
+    nowMs: deps.now(),
+  });
+  request.headers['X-Relay-Test'] = 'true';
+  const outcome = await deps.httpSender.send(request, { timeoutMs: target.timeoutMs });
+  if (outcome.ok) {
+    return {
+      success: true,
+      statusCode: outcome.statusCode,
+      latency: outcome.latencyMs,
+      responseBody: outcome.responseBody,
+      message: `The destination answered ${outcome.statusCode}`,
+    };
+  }
+  let message = 'The destination could not be reached';
+  if (outcome.errorKind === 'timeout') message = `The destination did not answer within ${target.timeoutMs} ms`;
+  else if (outcome.errorKind === 'http_status') message = `The destination answered ${outcome.statusCode}`;
+  // 0 when no HTTP answer arrived: the spec's failure shape always carries a number.
+  return { success: false, statusCode: outcome.statusCode ?? 0, latency: outcome.latencyMs, error: outcome.error ?? message, message };
+}

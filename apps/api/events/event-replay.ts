@@ -1,0 +1,157 @@
+import { NotFoundError, UnavailableError } from '../../../libs/errors/errors.js';
+import { newId } from '../../../libs/ids/ids.js';
+import type { OutgoingMessage } from '../../../libs/broker/broker.js';
+import { destinationTopic, encodeDeliveryJob } from '../../../libs/pipeline/delivery-job.js';
+import type { SqlClient } from '../../../libs/store/sql-client.js';
+import { refreshEvent } from '../../recorder/record-attempts.js';
+import type { RouteTarget } from '../../router/route-targets.js';
+import type { ApiDeps, Tenant } from '../api-deps.js';
+import { selectEvents, type EventRecord } from './event-queries.js';
+import { payloadExpired, receivedBody, requireEvent } from './event-service.js';
+
+/** What replaying needs of the API's dependencies. */
+export type ReplayDeps = Pick<ApiDeps, 'store' | 'secrets' | 'now' | 'publish' | 'routesFor'>;
+
+/** An event ready to go out again: its body as received and the destinations it goes to. */
+interface Replay {
+  event: EventRecord;
+  body: Buffer;
+  targets: RouteTarget[];
+}
+
+interface CreatedDelivery {
+  id: string;
+  replay: Replay;
+  target: RouteTarget;
+}
+
+export type SkipReason = 'not_found' | 'payload_expired' | 'no_destinations';
+
+/** Bulk replays look events up this many at a time, and hold this many payloads at a time. */
+const LOOKUP_CHUNK = 200;
+const PAYLOAD_CHUNK = 20;
+
+/** The organization's destinations with these ids, in the given order; any other id is 404. */
+async function namedTargets(deps: ReplayDeps, tenant: Tenant, ids: string[]): Promise<RouteTarget[]> {
+  const unique = [...new Set(ids)];
+  const rows = await deps.store.sql.all<RouteTarget>(
+    `SELECT id AS "destinationId", name AS "destinationName" FROM destinations WHERE org_id = ? AND id IN (${unique.map(() => '?').join(', ')})`,
+    [tenant.org.id, ...unique],
+  );
+  const byId = new Map(rows.map((row) => [row.destinationId, row]));
+  const missing = unique.filter((id) => !byId.has(id));
+  if (missing.length > 0) throw new NotFoundError(`Destination ${missing.join(', ')} not found`);
+  return unique.map((id) => byId.get(id)!);
+}
+
+/** New pending deliveries, and their events back to pending, in one transaction. */
+async function createDeliveries(sql: SqlClient, orgId: string, replays: Replay[], now: number): Promise<CreatedDelivery[]> {
+  return sql.transaction(async (tx) => {
+    const created: CreatedDelivery[] = [];
+    for (const replay of replays) {
+      for (const target of replay.targets) {
+        const id = newId('dlv');
+        await tx.run(
+          `INSERT INTO deliveries (id, org_id, event_id, destination_id, destination_name, status, attempt_count, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
+          [id, orgId, replay.event.id, target.destinationId, target.destinationName, now, now],
+        );
+        created.push({ id, replay, target });
+      }
+      await tx.run("UPDATE events SET status = 'pending', deliveries_count = deliveries_count + ? WHERE id = ?", [replay.targets.length, replay.event.id]);
+    }
+    return created;
+  });
+}
+
+function deliveryJob(orgId: string, delivery: CreatedDelivery): OutgoingMessage {
+  const { event, body } = delivery.replay;
+  return encodeDeliveryJob(
+    {
+      deliveryId: delivery.id,
+      eventId: event.id,
+      orgId,
+      sourceId: event.sourceId,
+      destinationId: delivery.target.destinationId,
+      attemptNumber: 1,
+      dueAt: 0,
+      contentType: event.contentType,
+      providerHeaders: JSON.parse(event.headers),
+      signatureValid: Boolean(event.signatureValid),
+      receivedAt: event.receivedAt,
+    },
+    body,
+  );
+}
+
+/**
+ * Publishes one job per new delivery. Deliveries whose topic did not take its jobs are removed again and
+ * their events' status recomputed, so nothing waits for a job that was never queued; then 503.
+ */
+async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedDelivery[]): Promise<void> {
+  const byTopic = new Map<string, CreatedDelivery[]>();
+  for (const delivery of deliveries) {
+    const topic = destinationTopic(delivery.target.destinationId);
+    const list = byTopic.get(topic);
+    if (list) list.push(delivery);
+    else byTopic.set(topic, [delivery]);
+  }
+  const topics = [...byTopic];
+  const results = await Promise.allSettled(topics.map(([topic, list]) => deps.publish(topic, list.map((d) => deliveryJob(orgId, d)))));
+  const unqueued = topics.flatMap(([, list], index) => (results[index]!.status === 'rejected' ? list : []));
+  if (unqueued.length === 0) return;
+  await deps.store.sql.transaction(async (tx) => {
+    for (const delivery of unqueued) await tx.run('DELETE FROM deliveries WHERE id = ?', [delivery.id]);
+    for (const eventId of new Set(unqueued.map((d) => d.replay.event.id))) await refreshEvent(tx, eventId);
+  });
+  const cause = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
+  throw new UnavailableError(`${unqueued.length} of ${deliveries.length} deliveries could not be queued; try again`, cause);
+}
+
+async function queueReplays(deps: ReplayDeps, tenant: Tenant, replays: Replay[]): Promise<number> {
+  const deliveries = await createDeliveries(deps.store.sql, tenant.org.id, replays, deps.now());
+  await publishJobs(deps, tenant.org.id, deliveries);
+  return deliveries.length;
+}
+
+const targetsFor = (deps: ReplayDeps, event: EventRecord, named: RouteTarget[] | undefined) => (named ? Promise.resolve(named) : deps.routesFor(event.sourceId));
+
+/** Sends one event again to the named destinations, or to those its source is routed to now. */
+export async function replayEvent(deps: ReplayDeps, tenant: Tenant, id: string, destinationIds?: string[]) {
+  const event = await requireEvent(deps, tenant, id);
+  const named = destinationIds ? await namedTargets(deps, tenant, destinationIds) : undefined;
+  const body = await receivedBody(deps, event);
+  if (body === null) throw payloadExpired(id);
+  const targets = await targetsFor(deps, event, named);
+  const created = targets.length === 0 ? 0 : await queueReplays(deps, tenant, [{ event, body, targets }]);
+  return { message: `Event ${id} queued for replay to ${created} destination(s)`, deliveriesCreated: created };
+}
+
+/** Replays many events; unknown and expired ones (and those with nowhere to go) are skipped and listed. */
+export async function replayEvents(deps: ReplayDeps, tenant: Tenant, eventIds: string[], destinationIds?: string[]) {
+  const named = destinationIds ? await namedTargets(deps, tenant, destinationIds) : undefined;
+  const ids = [...new Set(eventIds)];
+  const skipped: { eventId: string; reason: SkipReason }[] = [];
+  let eventsQueued = 0;
+  let deliveriesCreated = 0;
+  for (let start = 0; start < ids.length; start += LOOKUP_CHUNK) {
+    const chunk = ids.slice(start, start + LOOKUP_CHUNK);
+    const found = await selectEvents(deps.store.sql, tenant.org.id, chunk);
+    for (let from = 0; from < chunk.length; from += PAYLOAD_CHUNK) {
+      const replays: Replay[] = [];
+      for (const eventId of chunk.slice(from, from + PAYLOAD_CHUNK)) {
+        const event = found.get(eventId);
+        const body = event && (await receivedBody(deps, event));
+        const targets = event && body ? await targetsFor(deps, event, named) : [];
+        if (!event) skipped.push({ eventId, reason: 'not_found' });
+        else if (!body) skipped.push({ eventId, reason: 'payload_expired' });
+        else if (targets.length === 0) skipped.push({ eventId, reason: 'no_destinations' });
+        else replays.push({ event, body, targets });
+      }
+      if (replays.length === 0) continue;
+      deliveriesCreated += await queueReplays(deps, tenant, replays);
+      eventsQueued += replays.length;
+    }
+  }
+  return { message: `${eventsQueued} event(s) queued for replay`, eventsQueued, deliveriesCreated, skipped };
+}

@@ -1,0 +1,80 @@
+import type { Logger } from '../../libs/logging/logger.js';
+import type { DedupLedger } from '../../libs/store/dedup-ledger.js';
+import type { RateWindows } from '../../libs/store/rate-windows.js';
+import type { SqlClient } from '../../libs/store/sql-client.js';
+import { sweepRetention, type RetentionPolicy, type SweepCounts } from './retention-sweep.js';
+
+export interface JanitorOptions extends RetentionPolicy {
+  sql: SqlClient;
+  dedup: Pick<DedupLedger, 'purgeExpired'>;
+  rateWindows: Pick<RateWindows, 'purgeBefore'>;
+  logger: Logger;
+  now?: () => number;
+  /** Between the end of one run and the start of the next. */
+  intervalMs?: number;
+  /** Before the first run, so a starting process is not slowed by it. */
+  firstRunDelayMs?: number;
+  batchSize?: number;
+}
+
+export interface JanitorRun extends SweepCounts {
+  dedupKeysPurged: number;
+  rateWindowsPurged: number;
+  statsHoursPurged: number;
+}
+
+/** Rate windows are at most a minute long; older ones can no longer be hit. */
+const RATE_WINDOW_KEEP_MS = 120_000;
+
+/**
+ * Periodic housekeeping of the store: retention of payloads and events, expired dedup keys, old rate
+ * windows and destination statistics older than the events they describe. Runs never overlap; a failed
+ * run is logged and the next one tries again.
+ */
+export function createJanitor(options: JanitorOptions) {
+  const now = options.now ?? Date.now;
+  const intervalMs = options.intervalMs ?? 5 * 60_000;
+  const batchSize = options.batchSize ?? 1000;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let stopped = false;
+
+  async function runOnce(at = now()): Promise<JanitorRun> {
+    const swept = await sweepRetention(options.sql, options, { now: at, batchSize, shouldStop: () => stopped });
+    return {
+      ...swept,
+      dedupKeysPurged: await options.dedup.purgeExpired(at),
+      rateWindowsPurged: await options.rateWindows.purgeBefore(at - RATE_WINDOW_KEEP_MS),
+      statsHoursPurged: await options.sql.run('DELETE FROM destination_hourly_stats WHERE hour_start < ?', [at - options.eventRetentionMs]),
+    };
+  }
+
+  function schedule(delayMs: number): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = runOnce()
+        .then((run) => options.logger.debug({ run }, 'janitor run'))
+        .catch((error) => options.logger.error({ err: error }, 'janitor run failed'))
+        .finally(() => {
+          running = undefined;
+          schedule(intervalMs);
+        });
+    }, delayMs);
+    timer.unref();
+  }
+
+  return {
+    runOnce,
+    start(): void {
+      schedule(options.firstRunDelayMs ?? 10_000);
+    },
+    /** Stops scheduling; a run in progress ends after its current batch. */
+    async stop(): Promise<void> {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+export type Janitor = ReturnType<typeof createJanitor>;

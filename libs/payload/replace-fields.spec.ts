@@ -1,0 +1,29 @@
+import { expect } from 'chai';
+import { MASK, replaceFields } from './replace-fields.js';
+
+describe('replaceFields', () => {
+  const document = { kind: 'json' as const, value: { card: { number: '4111', cvc: '123' }, items: [{ sku: 'a', price: 1 }, { sku: 'b', price: 2 }] } };
+
+  it('replaces the value each JSONPath selects with ****, through nesting and wildcards', () => {
+    const replaced = replaceFields(document, ['$.card.number', '$.items[*].price']);
+    expect(replaced.value).to.deep.equal({ card: { number: MASK, cvc: '123' }, items: [{ sku: 'a', price: MASK }, { sku: 'b', price: MASK }] });
+  });
+
+  it('leaves the original untouched', () => {
+    replaceFields(document, ['$.card.number']);
+    expect(document.value.card.number).to.equal('4111');
+  });
+
+  it('changes nothing for a path that selects nothing', () => {
+    expect(replaceFields(document, ['$.absent.field']).value).to.deep.equal(document.value);
+  });
+
+  it('replaces the whole document for a path that selects the root', () => {
+    expect(replaceFields(document, ['$']).value).to.equal(MASK);
+  });
+
+  it('works on form fields, repeated names included', () => {
+    const form = { kind: 'form' as const, value: { token: 'secret', tag: ['x', 'y'] } };
+    expect(replaceFields(form, ['$.token', '$.tag[1]']).value).to.deep.equal({ token: MASK, tag: ['x', MASK] });
+  });
+});

@@ -1,0 +1,54 @@
+import type { SecretBox } from '../secrets/secret-box.js';
+import { parsePayload, serializePayload, utf8Text } from './payload-document.js';
+import { replaceFields } from './replace-fields.js';
+
+/** A source's field settings (SPEC 2.2): JSONPath expressions of fields to encrypt at rest, and to mask. */
+export interface PayloadPolicy {
+  encryptFields: readonly string[];
+  maskFields: readonly string[];
+}
+
+/** An event's payload as the store keeps it. */
+export interface StoredPayload {
+  bytes: Buffer;
+  /** The bytes are the sealed body (see `storedPayload`), to be opened with the secret box. */
+  sealed: boolean;
+  /** What payload search looks in; null when nothing of the body may be searched. */
+  searchText: string | null;
+}
+
+/**
+ * What is stored for a received body. When the source names fields to encrypt, the whole body is sealed
+ * (AES-256-GCM): the stored payload holds no plaintext of those fields, and opening it gives back the
+ * exact bytes received, so a replay is byte-exact (provider signatures over the body stay valid) and no
+ * number loses precision in a parse and re-serialize. Encrypted and masked fields are left out of the
+ * search text (replaced by `****`); a body whose fields cannot be located is not searchable at all.
+ */
+export function storedPayload(body: Buffer, contentType: string | null, policy: PayloadPolicy, secrets: SecretBox): StoredPayload {
+  const sealed = policy.encryptFields.length > 0;
+  const bytes = sealed ? Buffer.from(secrets.seal(body.toString('base64'))) : body;
+  return { bytes, sealed, searchText: searchText(body, contentType, [...policy.encryptFields, ...policy.maskFields]) };
+}
+
+/** The body as received, from what `storedPayload` stored. */
+export function openStoredPayload(bytes: Buffer, sealed: boolean, secrets: SecretBox): Buffer {
+  return sealed ? Buffer.from(secrets.open(bytes.toString('utf8')), 'base64') : bytes;
+}
+
+/** Search covers the start of a body: indexing megabytes of text per event would slow every insert. */
+export const SEARCH_TEXT_LIMIT = 64 * 1024;
+
+function searchText(body: Buffer, contentType: string | null, hiddenPaths: string[]): string | null {
+  let text: string | null;
+  if (hiddenPaths.length === 0) text = utf8Text(body);
+  else {
+    const document = parsePayload(body, contentType);
+    text = document === null ? null : serializePayload(replaceFields(document, hiddenPaths)).toString('utf8');
+  }
+  // PostgreSQL text cannot hold NUL.
+  if (text === null || text.includes('\u0000')) return null;
+  if (text.length <= SEARCH_TEXT_LIMIT) return text;
+  // Not between the two halves of a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(text[SEARCH_TEXT_LIMIT - 1]!) ? SEARCH_TEXT_LIMIT - 1 : SEARCH_TEXT_LIMIT;
+  return text.slice(0, end);
+}
