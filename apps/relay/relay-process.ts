@@ -56,8 +56,9 @@ export async function startRelayProcess(role: Role, env: Record<string, string>)
   };
   child.stdout!.setEncoding('utf8').on('data', record);
   child.stderr!.setEncoding('utf8').on('data', record);
+  // 'close', not 'exit': by then stdout and stderr are read to the end, so output() holds the last lines.
   const exited = new Promise<ProcessExit>((resolve) => {
-    child.once('exit', (code, signal) => {
+    child.once('close', (code, signal) => {
       process.off('exit', killOnExit);
       resolve({ code, signal });
     });
