@@ -43,6 +43,18 @@ function guarded(call: ApiCall): ApiCall {
   };
 }
 
+/** POSTs `body` to `path`, expects 201 Created and returns the created resource. */
+export async function created(api: ApiCall, path: string, body: unknown) {
+  const response = await api('POST', path, { body });
+  expect(response.status, response.text).to.equal(201);
+  return response.body;
+}
+
+/** As `created`, returning only the new resource's id. */
+export async function createdId(api: ApiCall, path: string, body: unknown): Promise<string> {
+  return (await created(api, path, body)).id;
+}
+
 export async function startApiHarness(mocha: Context, target: StoreTarget): Promise<ApiHarness> {
   const location = await target.prepare(mocha);
   const config = loadConfig({

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from './api-test-harness.js';
+import { createdId, startApiHarness, type ApiHarness } from './api-test-harness.js';
 
 const VERIFICATION_SECRET = 'restart-verification-secret-7777';
 const PASSWORD = 'restart-password-plaintext-8888';
@@ -25,15 +25,9 @@ describeEachStore('Restart', (target) => {
     };
   }
 
-  async function create(api: ApiHarness['api'], path: string, body: unknown): Promise<string> {
-    const response = await api('POST', path, { body });
-    expect(response.status, response.text).to.equal(201);
-    return response.body.id;
-  }
-
   before(async function () {
     h = await startApiHarness(this, target);
-    const source = await create(h.api, '/api/sources', {
+    const source = await createdId(h.api, '/api/sources', {
       name: 'Survivor',
       slug: 'survivor',
       provider: 'codehost',
@@ -43,13 +37,13 @@ describeEachStore('Restart', (target) => {
       ipFilterMode: 'denylist',
       ipDenylist: ['198.51.100.0/24'],
     });
-    const hmacSource = await create(h.api, '/api/sources', {
+    const hmacSource = await createdId(h.api, '/api/sources', {
       name: 'Custom',
       slug: 'custom-hmac',
       verificationConfig: { type: 'hmac', algorithm: 'sha1', header: 'X-Sig', encoding: 'base64url', prefix: 'sha1=' },
       enabled: false,
     });
-    const destination = await create(h.api, '/api/destinations', {
+    const destination = await createdId(h.api, '/api/destinations', {
       name: 'Survivor destination',
       url: 'https://survivor.example.com',
       authType: 'basic',
@@ -57,9 +51,9 @@ describeEachStore('Restart', (target) => {
       retryPolicy: { maxRetries: 3 },
       headers: { 'X-Kept': 'yes' },
     });
-    const route = await create(h.api, '/api/routes', { sourceId: source, destinationId: destination });
-    const disabledRoute = await create(h.api, '/api/routes', { sourceId: hmacSource, destinationId: destination, enabled: false });
-    await create(h.apiB, '/api/sources', { name: 'B survivor', slug: 'b-survivor' });
+    const route = await createdId(h.api, '/api/routes', { sourceId: source, destinationId: destination });
+    const disabledRoute = await createdId(h.api, '/api/routes', { sourceId: hmacSource, destinationId: destination, enabled: false });
+    await createdId(h.apiB, '/api/sources', { name: 'B survivor', slug: 'b-survivor' });
     ids = { source, hmacSource, destination, route, disabledRoute };
     signingSecret = (await h.api('GET', `/api/destinations/${destination}/signing-secret`)).body.secret;
     beforeRestart = await everything();
@@ -101,7 +95,7 @@ describeEachStore('Restart', (target) => {
     const duplicate = await h.api('POST', '/api/sources', { body: { name: 'Again', slug: 'survivor' } });
     expect(duplicate.status).to.equal(409);
     expect(duplicate.body.code).to.equal('DUPLICATE_SLUG');
-    const fresh = await create(h.api, '/api/sources', { name: 'Newcomer', slug: 'newcomer' });
+    const fresh = await createdId(h.api, '/api/sources', { name: 'Newcomer', slug: 'newcomer' });
     expect((await h.api('GET', '/api/sources')).body.data[0].id).to.equal(fresh);
   });
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from './api-test-harness.js';
+import { createdId, startApiHarness, type ApiHarness } from './api-test-harness.js';
 
 interface OrgAResources {
   source: string;
@@ -49,30 +49,24 @@ describeEachStore('Tenant isolation', (target) => {
     };
   }
 
-  async function create(api: ApiHarness['api'], path: string, body: unknown): Promise<string> {
-    const response = await api('POST', path, { body });
-    expect(response.status, response.text).to.equal(201);
-    return response.body.id;
-  }
-
   before(async function () {
     h = await startApiHarness(this, target);
-    const source = await create(h.api, '/api/sources', {
+    const source = await createdId(h.api, '/api/sources', {
       name: 'A private source',
       slug: 'shared-slug',
       verificationConfig: { type: 'codehost', secret: 'org-a-verification-secret-0001' },
     });
-    const destination = await create(h.api, '/api/destinations', {
+    const destination = await createdId(h.api, '/api/destinations', {
       name: 'A private destination',
       url: 'https://a-private.example.com',
       authType: 'bearer',
       authConfig: { token: 'org-a-token-plaintext-0002' },
     });
-    const route = await create(h.api, '/api/routes', { sourceId: source, destinationId: destination });
+    const route = await createdId(h.api, '/api/routes', { sourceId: source, destinationId: destination });
     a = { source, destination, route };
     b = {
-      source: await create(h.apiB, '/api/sources', { name: 'B source', slug: 'b-source' }),
-      destination: await create(h.apiB, '/api/destinations', { name: 'B destination', url: 'https://b.example.com' }),
+      source: await createdId(h.apiB, '/api/sources', { name: 'B source', slug: 'b-source' }),
+      destination: await createdId(h.apiB, '/api/destinations', { name: 'B destination', url: 'https://b.example.com' }),
     };
     snapshotBefore = await snapshotOfA();
   });

@@ -1,33 +1,10 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { describeEachStore, type StoreLocation } from '../../libs/testing/store-targets.js';
 import { startRelay } from '../relay/relay.js';
-
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const STACK_FRAME = '    at ';
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `relay <args>` as a real child process over the given data location. */
-function runCli(location: StoreLocation, args: string[]): Promise<CliResult> {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, RELAY_DATA_DIR: location.dataDir };
-  if (location.databaseUrl) env.DATABASE_URL = location.databaseUrl;
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'apps/cli/main.ts', ...args], { cwd: REPO_ROOT, env, timeout: 30_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+import { runCli, STACK_FRAME } from './cli-test-runner.js';
 
 describeEachStore('relay CLI', (target) => {
   let location: StoreLocation & { cleanup(): Promise<void> };

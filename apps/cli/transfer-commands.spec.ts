@@ -1,35 +1,14 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../../libs/config/config.js';
 import { RelayError } from '../../libs/errors/errors.js';
 import { openStore, type Store } from '../../libs/store/store.js';
 import { describeEachStore, type StoreLocation } from '../../libs/testing/store-targets.js';
+import { runCli, STACK_FRAME } from './cli-test-runner.js';
 import { PROGRESS_THRESHOLD, progressBar } from './progress-bar.js';
 import { transferCommands } from './transfer-commands.js';
-
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const STACK_FRAME = '    at ';
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `relay <args>` as a real child process over the location; no RELAY_ENCRYPTION_KEY: the key file is used. */
-function runCli(location: StoreLocation, args: string[]): Promise<CliResult> {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, RELAY_DATA_DIR: location.dataDir };
-  if (location.databaseUrl) env.DATABASE_URL = location.databaseUrl;
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'apps/cli/main.ts', ...args], { cwd: REPO_ROOT, env, timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-    });
-  });
-}
 
 /** Configuration as code: a file written by hand, secrets included. */
 const SOURCES_FILE = {

@@ -2,36 +2,25 @@ import { expect } from 'chai';
 import type { BrokerRecord, Consumer } from '../../libs/broker/broker.js';
 import { retryTierTopic, RETRY_TIERS } from '../../libs/delivery/retry-schedule.js';
 import { decodeDeliveryJob, encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
-import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { respond } from '../../libs/testing/http-sink.js';
 import { DEAD_REASON_HEADER } from './dead-letter.js';
-import { Collected, startDelivererHarness, type DelivererHarness } from './deliverer-test-harness.js';
+import { Collected, eachTestDelivererAndSink } from './deliverer-test-harness.js';
 
 /** How late a retry may reach the destination after its due time on the embedded log. */
 const DELAY_TOLERANCE_MS = 100;
 
 describe('deliverer: retries', function () {
-  let h: DelivererHarness;
-  let sink: HttpSink;
-
-  beforeEach(async function () {
-    h = await startDelivererHarness();
-    sink = await startHttpSink();
-  });
-
-  afterEach(async function () {
-    await h.close();
-    await sink.close();
-  });
+  const t = eachTestDelivererAndSink();
 
   it('retries a 500 after initialDelay, then after initialDelay * multiplier, and records retrying, retrying, delivered', async function () {
-    sink.setBehaviour([respond(500, { body: 'boom' }), respond(500), respond(200)]);
-    const destination = await h.addDestination({
-      url: sink.url,
+    t.sink.setBehaviour([respond(500, { body: 'boom' }), respond(500), respond(200)]);
+    const destination = await t.h.addDestination({
+      url: t.sink.url,
       retryPolicy: { maxRetries: 5, initialDelay: 100, maxDelay: 10_000, backoffMultiplier: 2 },
     });
-    const job = await h.publishJob(destination.id, Buffer.from('{"n":1}'));
+    const job = await t.h.publishJob(destination.id, Buffer.from('{"n":1}'));
 
-    const attempts = await h.attemptsOf(job.deliveryId, 3);
+    const attempts = await t.h.attemptsOf(job.deliveryId, 3);
     expect(attempts.map((attempt) => [attempt.attemptNumber, attempt.statusCode, attempt.deliveryStatus])).to.deep.equal([
       [1, 500, 'retrying'],
       [2, 500, 'retrying'],
@@ -42,60 +31,60 @@ describe('deliverer: retries', function () {
     expect(attempts[1]!.nextAttemptAt! - attempts[1]!.completedAt).to.equal(200);
     expect(attempts[2]!.nextAttemptAt).to.equal(null);
     // Not before the due time, and not much after it.
-    for (const [index, request] of sink.requests.slice(1).entries()) {
+    for (const [index, request] of t.sink.requests.slice(1).entries()) {
       const dueAt = attempts[index]!.nextAttemptAt!;
       expect(request.receivedAt - dueAt, `retry ${index + 1}`).to.be.within(0, DELAY_TOLERANCE_MS);
     }
-    const gaps = [sink.requests[1]!.receivedAt - sink.requests[0]!.receivedAt, sink.requests[2]!.receivedAt - sink.requests[1]!.receivedAt];
+    const gaps = [t.sink.requests[1]!.receivedAt - t.sink.requests[0]!.receivedAt, t.sink.requests[2]!.receivedAt - t.sink.requests[1]!.receivedAt];
     expect(gaps[0]).to.be.within(100, 100 + DELAY_TOLERANCE_MS);
     expect(gaps[1]).to.be.within(200, 200 + DELAY_TOLERANCE_MS);
-    const scheduled = await h.metrics.retriesScheduled.get();
+    const scheduled = await t.h.metrics.retriesScheduled.get();
     expect(scheduled.values).to.deep.include({ labels: { tier: '1s' }, value: 2 });
   });
 
   it('when the destination answers 429 with Retry-After, schedules the retry after it rather than after the shorter backoff', async function () {
-    sink.setBehaviour([respond(429, { headers: { 'Retry-After': '1' } }), respond(200)]);
-    const destination = await h.addDestination({
-      url: sink.url,
+    t.sink.setBehaviour([respond(429, { headers: { 'Retry-After': '1' } }), respond(200)]);
+    const destination = await t.h.addDestination({
+      url: t.sink.url,
       retryPolicy: { maxRetries: 3, initialDelay: 100, maxDelay: 10_000, backoffMultiplier: 2 },
     });
-    const job = await h.publishJob(destination.id, Buffer.from('{}'));
+    const job = await t.h.publishJob(destination.id, Buffer.from('{}'));
 
-    const [limited, delivered] = await h.attemptsOf(job.deliveryId, 2);
+    const [limited, delivered] = await t.h.attemptsOf(job.deliveryId, 2);
     expect(limited).to.include({ statusCode: 429, deliveryStatus: 'retrying' });
     expect(limited!.nextAttemptAt! - limited!.completedAt).to.equal(1000);
     expect(delivered).to.include({ attemptNumber: 2, deliveryStatus: 'delivered' });
-    expect(sink.requests[1]!.receivedAt - limited!.nextAttemptAt!).to.be.within(0, DELAY_TOLERANCE_MS);
+    expect(t.sink.requests[1]!.receivedAt - limited!.nextAttemptAt!).to.be.within(0, DELAY_TOLERANCE_MS);
   });
 
   it('after 1 + maxRetries failed attempts, records the delivery failed and publishes the job to relay.dead', async function () {
-    sink.setBehaviour([respond(503)]);
-    const destination = await h.addDestination({
-      url: sink.url,
+    t.sink.setBehaviour([respond(503)]);
+    const destination = await t.h.addDestination({
+      url: t.sink.url,
       retryPolicy: { maxRetries: 2, initialDelay: 100, maxDelay: 1000, backoffMultiplier: 1 },
     });
     const body = Buffer.from('{"last":"chance"}');
-    const job = await h.publishJob(destination.id, body);
+    const job = await t.h.publishJob(destination.id, body);
 
-    const attempts = await h.attemptsOf(job.deliveryId, 3);
+    const attempts = await t.h.attemptsOf(job.deliveryId, 3);
     expect(attempts.map((attempt) => attempt.deliveryStatus)).to.deep.equal(['retrying', 'retrying', 'failed']);
     expect(attempts[2]!.nextAttemptAt).to.equal(null);
-    const [dead] = await h.dead.waitFor(1);
+    const [dead] = await t.h.dead.waitFor(1);
     const { job: deadJob, body: deadBody } = decodeDeliveryJob(dead!);
     expect(deadJob).to.include({ deliveryId: job.deliveryId, attemptNumber: 3 });
     expect(deadBody.equals(body)).to.equal(true);
     expect(dead!.headers[DEAD_REASON_HEADER]).to.equal('retries_exhausted');
     // Nothing after the last attempt.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(sink.requests).to.have.length(3);
-    const deadLetters = await h.metrics.deadLetters.get();
+    expect(t.sink.requests).to.have.length(3);
+    const deadLetters = await t.h.metrics.deadLetters.get();
     expect(deadLetters.values).to.deep.include({ labels: { reason: 'retries_exhausted' }, value: 1 });
   });
 
   it('moves a job whose time left is shorter than its tier to the shorter tier that fits, and delivers it when due', async function () {
     const shortest = retryTierTopic(RETRY_TIERS[0]!);
     const passedShortest = new Collected<BrokerRecord>();
-    const watcher: Consumer = h.broker.consumer({
+    const watcher: Consumer = t.h.broker.consumer({
       groupId: 'test-shortest-tier',
       topics: [shortest],
       fromBeginning: true,
@@ -103,13 +92,13 @@ describe('deliverer: retries', function () {
     });
     await watcher.start();
     try {
-      const destination = await h.addDestination({ url: sink.url });
+      const destination = await t.h.addDestination({ url: t.sink.url });
       const dueAt = Date.now() + 1500;
-      const job = h.jobFor(destination.id, { attemptNumber: 2, dueAt });
+      const job = t.h.jobFor(destination.id, { attemptNumber: 2, dueAt });
       // As if it had been put in the 30 s tier: it must not wait 30 s there.
-      await h.broker.producer().send(retryTierTopic(RETRY_TIERS[2]!), [encodeDeliveryJob(job, Buffer.from('{}'))]);
+      await t.h.broker.producer().send(retryTierTopic(RETRY_TIERS[2]!), [encodeDeliveryJob(job, Buffer.from('{}'))]);
 
-      const [request] = await sink.waitForRequests(1, 3000);
+      const [request] = await t.sink.waitForRequests(1, 3000);
       expect(request!.receivedAt - dueAt).to.be.within(0, DELAY_TOLERANCE_MS);
       const moved = await passedShortest.waitFor(1);
       expect(decodeDeliveryJob(moved[0]!).job.deliveryId).to.equal(job.deliveryId);

@@ -18,6 +18,8 @@ import { generateSigningSecret } from '../../libs/secrets/signing-secret.js';
 import type { DestinationRow } from '../../libs/store/entities/destination.js';
 import type { SourceRow } from '../../libs/store/entities/source.js';
 import { openStore, type Store } from '../../libs/store/store.js';
+import { sourceRow } from '../../libs/store/store-test-fixtures.js';
+import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { createDeliverer, type Deliverer } from './deliverer.js';
 import { createStoreDeliveryLookup } from './store-lookup.js';
 
@@ -100,33 +102,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
   const store = await openStore({ dataDir });
   const secrets = createSecretBox(randomBytes(32));
   const org = await store.organizations.create(`org-${randomBytes(4).toString('hex')}`, 'pro');
-  const now = Date.now();
-  const source = await store.sources.insert({
-    id: newId('src'),
-    orgId: org.id,
-    name: 'Shop',
-    slug: 'shop-events',
-    description: null,
-    provider: 'generic',
-    verification: { type: 'none' },
-    secretSealed: null,
-    rejectInvalidSignatures: false,
-    rateLimitPerMinute: null,
-    ipFilterMode: 'none',
-    ipAllowlist: [],
-    ipDenylist: [],
-    encryptFields: [],
-    maskFields: [],
-    dedupEnabled: false,
-    dedupStrategy: 'none',
-    dedupWindowHours: 24,
-    dedupCustomHeader: null,
-    enabled: true,
-    eventsCount: 0,
-    lastEventAt: null,
-    createdAt: now,
-    updatedAt: now,
-  });
+  const source = await store.sources.insert(sourceRow(org.id, { name: 'Shop', slug: 'shop-events', provider: 'generic', dedupStrategy: 'none' }));
   const metrics = createRelayMetrics({ defaultMetrics: false });
   const deliverer = createDeliverer({
     broker,
@@ -228,4 +204,24 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** What each test of a suite registered by `eachTestDelivererAndSink` gets. */
+export interface DelivererAndSink {
+  h: DelivererHarness;
+  sink: HttpSink;
+}
+
+/** Gives each test of the calling suite a fresh harness and an HTTP sink (answers 200), closing both after it. */
+export function eachTestDelivererAndSink(): DelivererAndSink {
+  const fixture = {} as DelivererAndSink;
+  beforeEach(async function () {
+    fixture.h = await startDelivererHarness();
+    fixture.sink = await startHttpSink();
+  });
+  afterEach(async function () {
+    await fixture.h.close();
+    await fixture.sink.close();
+  });
+  return fixture;
 }

@@ -1,43 +1,32 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { decodeDeliveryJob, destinationTopic } from '../../libs/pipeline/delivery-job.js';
-import { hang, resetConnection, respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { hang, resetConnection, respond } from '../../libs/testing/http-sink.js';
 import { DEAD_REASON_HEADER } from './dead-letter.js';
 import { DELIVERER_GROUP } from './deliverer.js';
-import { startDelivererHarness, type DelivererHarness } from './deliverer-test-harness.js';
+import { eachTestDelivererAndSink } from './deliverer-test-harness.js';
 
 describe('deliverer: sending a job', function () {
-  let h: DelivererHarness;
-  let sink: HttpSink;
-
-  beforeEach(async function () {
-    h = await startDelivererHarness();
-    sink = await startHttpSink();
-  });
-
-  afterEach(async function () {
-    await h.close();
-    await sink.close();
-  });
+  const t = eachTestDelivererAndSink();
 
   it('delivers on the first try: body byte-exact, relay and auth headers, a Standard Webhooks signature, and a delivered attempt record', async function () {
-    const destination = await h.addDestination({
-      url: `${sink.url}/hooks/orders?team=7`,
+    const destination = await t.h.addDestination({
+      url: `${t.sink.url}/hooks/orders?team=7`,
       headers: { 'X-Team': 'fulfilment' },
       authType: 'bearer',
       authConfig: { token: 'tok_destination' },
     });
     // Spacing, CRLF, 1.50 and multi-byte characters: anything that re-serializes the JSON changes these bytes.
     const body = Buffer.from('{ "order" : "A-1",\r\n  "note": "caf\u00e9 \u2713 \ud83d\ude9a", "total": 1.50 }\n');
-    const job = await h.publishJob(destination.id, body, {
+    const job = await t.h.publishJob(destination.id, body, {
       providerHeaders: { 'x-shop-topic': 'orders/create', authorization: 'Basic cHJvdmlkZXI6c2VjcmV0', 'x-forwarded-for': '203.0.113.9' },
     });
 
-    const [attempt] = await h.attemptsOf(job.deliveryId, 1);
+    const [attempt] = await t.h.attemptsOf(job.deliveryId, 1);
     expect(attempt).to.include({
       deliveryId: job.deliveryId,
       eventId: job.eventId,
-      orgId: h.orgId,
+      orgId: t.h.orgId,
       destinationId: destination.id,
       attemptNumber: 1,
       ok: true,
@@ -51,8 +40,8 @@ describe('deliverer: sending a job', function () {
     expect(attempt!.attemptId).to.match(/^att_[0-9a-z]{26}$/);
     expect(attempt!.completedAt).to.be.at.least(attempt!.startedAt);
 
-    expect(sink.requests).to.have.length(1);
-    const request = sink.requests[0]!;
+    expect(t.sink.requests).to.have.length(1);
+    const request = t.sink.requests[0]!;
     expect(request.method).to.equal('POST');
     expect(request.url).to.equal('/hooks/orders?team=7');
     expect(request.body.equals(body)).to.equal(true);
@@ -72,95 +61,95 @@ describe('deliverer: sending a job', function () {
     expect(() => new Webhook(destination.signingSecret).verify(request.body, headers)).not.to.throw();
     expect(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(request.body, headers)).to.throw();
 
-    const counted = await h.metrics.deliveryAttempts.get();
+    const counted = await t.h.metrics.deliveryAttempts.get();
     expect(counted.values).to.deep.include({ labels: { destination: destination.id, outcome: 'delivered' }, value: 1 });
   });
 
   it('delivers a binary body byte-exact with its content type', async function () {
-    const destination = await h.addDestination({ url: sink.url });
+    const destination = await t.h.addDestination({ url: t.sink.url });
     // Not valid UTF-8: anything that decodes and re-encodes the body would change these bytes.
     const body = Buffer.from([0xff, 0xfe, 0x00, 0xc3, 0x28, 0x0d, 0x0a, 0x80]);
-    const job = await h.publishJob(destination.id, body, { contentType: 'application/octet-stream' });
+    const job = await t.h.publishJob(destination.id, body, { contentType: 'application/octet-stream' });
 
-    await h.attemptsOf(job.deliveryId, 1);
-    expect(sink.requests[0]!.body.equals(body)).to.equal(true);
-    expect(sink.requests[0]!.headers['content-type']).to.equal('application/octet-stream');
+    await t.h.attemptsOf(job.deliveryId, 1);
+    expect(t.sink.requests[0]!.body.equals(body)).to.equal(true);
+    expect(t.sink.requests[0]!.headers['content-type']).to.equal('application/octet-stream');
   });
 
   it('records a timeout when the destination does not answer within its timeoutMs, and with no retries left dead-letters the job', async function () {
-    sink.setBehaviour([hang()]);
-    const destination = await h.addDestination({
-      url: sink.url,
+    t.sink.setBehaviour([hang()]);
+    const destination = await t.h.addDestination({
+      url: t.sink.url,
       timeoutMs: 1000,
       retryPolicy: { maxRetries: 0, initialDelay: 100, maxDelay: 1000, backoffMultiplier: 2 },
     });
     const body = Buffer.from('{"slow":true}');
-    const job = await h.publishJob(destination.id, body);
+    const job = await t.h.publishJob(destination.id, body);
 
-    const [attempt] = await h.attemptsOf(job.deliveryId, 1);
+    const [attempt] = await t.h.attemptsOf(job.deliveryId, 1);
     expect(attempt).to.include({ ok: false, statusCode: null, errorKind: 'timeout', deliveryStatus: 'failed', nextAttemptAt: null });
     expect(attempt!.latencyMs).to.be.within(950, 1500);
-    const [dead] = await h.dead.waitFor(1);
+    const [dead] = await t.h.dead.waitFor(1);
     expect(decodeDeliveryJob(dead!).job.deliveryId).to.equal(job.deliveryId);
     expect(dead!.headers[DEAD_REASON_HEADER]).to.equal('retries_exhausted');
   });
 
   it('records a connection reset as a failed attempt and delivers on the retry', async function () {
-    sink.setBehaviour([resetConnection(), respond(200)]);
-    const destination = await h.addDestination({ url: sink.url });
-    const job = await h.publishJob(destination.id, Buffer.from('{}'));
+    t.sink.setBehaviour([resetConnection(), respond(200)]);
+    const destination = await t.h.addDestination({ url: t.sink.url });
+    const job = await t.h.publishJob(destination.id, Buffer.from('{}'));
 
-    const [first, second] = await h.attemptsOf(job.deliveryId, 2);
+    const [first, second] = await t.h.attemptsOf(job.deliveryId, 2);
     expect(first).to.include({ attemptNumber: 1, ok: false, statusCode: null, errorKind: 'reset', deliveryStatus: 'retrying' });
     expect(first!.nextAttemptAt).to.equal(first!.completedAt + 100);
     expect(second).to.include({ attemptNumber: 2, ok: true, statusCode: 200, deliveryStatus: 'delivered' });
-    expect(sink.requests.map((request) => request.headers['x-relay-attempt'])).to.deep.equal(['1', '2']);
+    expect(t.sink.requests.map((request) => request.headers['x-relay-attempt'])).to.deep.equal(['1', '2']);
   });
 
   it('records refused connections while the destination is down and delivers once it is back', async function () {
-    await sink.goDown();
-    const destination = await h.addDestination({
-      url: sink.url,
+    await t.sink.goDown();
+    const destination = await t.h.addDestination({
+      url: t.sink.url,
       retryPolicy: { maxRetries: 10, initialDelay: 200, maxDelay: 400, backoffMultiplier: 2 },
     });
-    const job = await h.publishJob(destination.id, Buffer.from('{}'));
+    const job = await t.h.publishJob(destination.id, Buffer.from('{}'));
 
-    const [first] = await h.attemptsOf(job.deliveryId, 1);
+    const [first] = await t.h.attemptsOf(job.deliveryId, 1);
     expect(first).to.include({ attemptNumber: 1, ok: false, statusCode: null, errorKind: 'connect', deliveryStatus: 'retrying' });
-    await sink.comeUp();
-    const [delivered] = await h.attempts.waitFor(1, (attempt) => attempt.deliveryId === job.deliveryId && attempt.ok);
-    const before = h.attempts.items.filter((attempt) => attempt.deliveryId === job.deliveryId && attempt.attemptNumber < delivered!.attemptNumber);
+    await t.sink.comeUp();
+    const [delivered] = await t.h.attempts.waitFor(1, (attempt) => attempt.deliveryId === job.deliveryId && attempt.ok);
+    const before = t.h.attempts.items.filter((attempt) => attempt.deliveryId === job.deliveryId && attempt.attemptNumber < delivered!.attemptNumber);
     expect(before.map((attempt) => attempt.errorKind)).to.deep.equal(before.map(() => 'connect'));
     expect(delivered).to.include({ deliveryStatus: 'delivered', statusCode: 200 });
-    expect(sink.requests).to.have.length(1);
+    expect(t.sink.requests).to.have.length(1);
   });
 
   it('sends an unreadable record to relay.dead and goes on with the jobs after it', async function () {
-    const destination = await h.addDestination({ url: sink.url });
-    await h.broker.producer().send(destinationTopic(destination.id), [{ key: h.source.id, value: Buffer.from('no job header') }]);
-    const job = await h.publishJob(destination.id, Buffer.from('{"after":true}'));
+    const destination = await t.h.addDestination({ url: t.sink.url });
+    await t.h.broker.producer().send(destinationTopic(destination.id), [{ key: t.h.source.id, value: Buffer.from('no job header') }]);
+    const job = await t.h.publishJob(destination.id, Buffer.from('{"after":true}'));
 
-    const [dead] = await h.dead.waitFor(1);
+    const [dead] = await t.h.dead.waitFor(1);
     expect(dead!.value.toString()).to.equal('no job header');
     expect(dead!.headers[DEAD_REASON_HEADER]).to.equal('malformed_record');
-    const [attempt] = await h.attemptsOf(job.deliveryId, 1);
+    const [attempt] = await t.h.attemptsOf(job.deliveryId, 1);
     expect(attempt!.deliveryStatus).to.equal('delivered');
   });
 
   it('on stop, finishes the request in flight, publishes its attempt and commits, and takes no new job', async function () {
-    sink.setBehaviour([respond(200, { delayMs: 300 })]);
-    const destination = await h.addDestination({ url: sink.url });
-    const job = await h.publishJob(destination.id, Buffer.from('{}'));
-    await sink.waitForRequests(1);
+    t.sink.setBehaviour([respond(200, { delayMs: 300 })]);
+    const destination = await t.h.addDestination({ url: t.sink.url });
+    const job = await t.h.publishJob(destination.id, Buffer.from('{}'));
+    await t.sink.waitForRequests(1);
 
-    await h.deliverer.stop();
-    const [attempt] = await h.attemptsOf(job.deliveryId, 1);
+    await t.h.deliverer.stop();
+    const [attempt] = await t.h.attemptsOf(job.deliveryId, 1);
     expect(attempt).to.include({ ok: true, deliveryStatus: 'delivered' });
-    const lag = await h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)]);
+    const lag = await t.h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)]);
     expect(lag.reduce((sum, partition) => sum + partition.lag, 0)).to.equal(0);
 
-    await h.publishJob(destination.id, Buffer.from('{"late":true}'));
+    await t.h.publishJob(destination.id, Buffer.from('{"late":true}'));
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(sink.requests).to.have.length(1);
+    expect(t.sink.requests).to.have.length(1);
   });
 });

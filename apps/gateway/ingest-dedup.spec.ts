@@ -11,7 +11,6 @@ const uniqueBody = (label = 'event') => JSON.stringify({ label, n: `${Date.now()
 
 describeEachStore('Ingest dedup', (target) => {
   let h: IngestHarness;
-  let slugCount = 0;
 
   before(async function () {
     h = await startIngestHarness(this, target);
@@ -21,12 +20,6 @@ describeEachStore('Ingest dedup', (target) => {
     await h?.stop();
   });
 
-  async function createSource(settings: Record<string, unknown> = {}) {
-    const slug = `dedup-${++slugCount}`;
-    const { id } = await h.createSource({ name: 'Dedup', slug, ...settings });
-    return { id, path: `/ingest/org-a/${slug}` };
-  }
-
   async function send(path: string, body: string, headers: Record<string, string> = {}) {
     const response = await h.ingest(path, { rawBody: body, headers: { ...JSON_TYPE, ...headers } });
     expect(response.status, response.text).to.equal(200);
@@ -35,7 +28,7 @@ describeEachStore('Ingest dedup', (target) => {
 
   describe('under concurrency', () => {
     it('50 parallel identical requests give exactly one received and 49 duplicates of the same event, and one stored event', async () => {
-      const source = await createSource({ dedupEnabled: true, dedupStrategy: 'payload_hash' });
+      const source = await h.createUniqueSource({ dedupEnabled: true, dedupStrategy: 'payload_hash' });
       const body = uniqueBody('burst');
       const results = await Promise.all(Array.from({ length: 50 }, () => send(source.path, body)));
       const received = results.filter((result) => result.status === 'received');
@@ -47,7 +40,7 @@ describeEachStore('Ingest dedup', (target) => {
     });
 
     it('50 parallel deliveries with one provider id but different bodies give one received and 49 duplicates', async () => {
-      const source = await createSource({ provider: 'codehost', verificationConfig: { type: 'none' }, dedupEnabled: true, dedupStrategy: 'provider_id' });
+      const source = await h.createUniqueSource({ provider: 'codehost', verificationConfig: { type: 'none' }, dedupEnabled: true, dedupStrategy: 'provider_id' });
       const headers = { 'X-GitHub-Delivery': `delivery-${Date.now()}`, 'X-GitHub-Hook-ID': '292430182' };
       const results = await Promise.all(Array.from({ length: 50 }, () => send(source.path, uniqueBody('redelivery'), headers)));
       const received = results.filter((result) => result.status === 'received');
@@ -59,7 +52,7 @@ describeEachStore('Ingest dedup', (target) => {
 
   describe('the always-on identical payload rule (5 minutes), with dedup disabled', () => {
     it('answers duplicate with the first event id for the same body, and received for another body', async () => {
-      const source = await createSource();
+      const source = await h.createUniqueSource();
       const body = uniqueBody();
       const first = await send(source.path, body);
       expect(first.status).to.equal('received');
@@ -69,21 +62,21 @@ describeEachStore('Ingest dedup', (target) => {
     });
 
     it('treats the same body on another source as a new event', async () => {
-      const [a, b] = [await createSource(), await createSource()];
+      const [a, b] = [await h.createUniqueSource(), await h.createUniqueSource()];
       const body = uniqueBody();
       expect((await send(a.path, body)).status).to.equal('received');
       expect((await send(b.path, body)).status).to.equal('received');
     });
 
     it('compares bytes: the same JSON with other whitespace is a new event', async () => {
-      const source = await createSource();
+      const source = await h.createUniqueSource();
       const body = uniqueBody();
       expect((await send(source.path, body)).status).to.equal('received');
       expect((await send(source.path, body.replace(':', ': '))).status).to.equal('received');
     });
 
     it('accepts the same body again once 5 minutes have passed', async () => {
-      const source = await createSource();
+      const source = await h.createUniqueSource();
       const body = uniqueBody();
       const first = await send(source.path, body);
       await h.ageDedupKeys(source.id, 4 * MINUTE);
@@ -99,7 +92,7 @@ describeEachStore('Ingest dedup', (target) => {
     const delivery = (id: string) => ({ 'X-GitHub-Delivery': id, 'X-GitHub-Hook-ID': '1001' });
 
     it('answers duplicate for a redelivery with the same X-GitHub-Delivery, even with another body', async () => {
-      const source = await createSource({ provider: 'codehost', verificationConfig: { type: 'none' }, dedupEnabled: true, dedupStrategy: 'provider_id' });
+      const source = await h.createUniqueSource({ provider: 'codehost', verificationConfig: { type: 'none' }, dedupEnabled: true, dedupStrategy: 'provider_id' });
       const first = await send(source.path, uniqueBody(), delivery('d-1'));
       expect(first.status).to.equal('received');
       expect(await send(source.path, uniqueBody(), delivery('d-1'))).to.deep.equal({ eventId: first.eventId, status: 'duplicate' });
@@ -108,7 +101,7 @@ describeEachStore('Ingest dedup', (target) => {
     });
 
     it('keeps the provider id for dedupWindowHours, far beyond 5 minutes, and forgets it after', async () => {
-      const source = await createSource({ provider: 'codehost', verificationConfig: { type: 'none' }, dedupEnabled: true, dedupStrategy: 'provider_id', dedupWindowHours: 2 });
+      const source = await h.createUniqueSource({ provider: 'codehost', verificationConfig: { type: 'none' }, dedupEnabled: true, dedupStrategy: 'provider_id', dedupWindowHours: 2 });
       const first = await send(source.path, uniqueBody(), delivery('d-window'));
       await h.ageDedupKeys(source.id, 2 * HOUR - MINUTE);
       expect(await send(source.path, uniqueBody(), delivery('d-window'))).to.deep.equal({ eventId: first.eventId, status: 'duplicate' });
@@ -117,7 +110,7 @@ describeEachStore('Ingest dedup', (target) => {
     });
 
     it('with strategy auto on a codehost source, uses X-GitHub-Delivery too', async () => {
-      const source = await createSource({ provider: 'codehost', verificationConfig: { type: 'none' }, dedupEnabled: true });
+      const source = await h.createUniqueSource({ provider: 'codehost', verificationConfig: { type: 'none' }, dedupEnabled: true });
       const first = await send(source.path, uniqueBody(), delivery('auto-1'));
       expect(await send(source.path, uniqueBody(), delivery('auto-1'))).to.deep.equal({ eventId: first.eventId, status: 'duplicate' });
     });
@@ -125,7 +118,7 @@ describeEachStore('Ingest dedup', (target) => {
 
   describe('strategy idempotency_key', () => {
     it('answers duplicate for the same value of dedupCustomHeader, and received for another value or none', async () => {
-      const source = await createSource({ dedupEnabled: true, dedupStrategy: 'idempotency_key', dedupCustomHeader: 'X-Idempotency-Key' });
+      const source = await h.createUniqueSource({ dedupEnabled: true, dedupStrategy: 'idempotency_key', dedupCustomHeader: 'X-Idempotency-Key' });
       const first = await send(source.path, uniqueBody(), { 'x-idempotency-key': 'order-42' });
       expect(first.status).to.equal('received');
       expect(await send(source.path, uniqueBody(), { 'X-IDEMPOTENCY-KEY': 'order-42' })).to.deep.equal({ eventId: first.eventId, status: 'duplicate' });
@@ -137,7 +130,7 @@ describeEachStore('Ingest dedup', (target) => {
 
   describe('strategy payload_hash', () => {
     it('keeps the body hash for dedupWindowHours instead of 5 minutes', async () => {
-      const source = await createSource({ dedupEnabled: true, dedupStrategy: 'payload_hash', dedupWindowHours: 1 });
+      const source = await h.createUniqueSource({ dedupEnabled: true, dedupStrategy: 'payload_hash', dedupWindowHours: 1 });
       const body = uniqueBody();
       const first = await send(source.path, body);
       await h.ageDedupKeys(source.id, 30 * MINUTE);
@@ -149,7 +142,7 @@ describeEachStore('Ingest dedup', (target) => {
 
   describe('strategy none', () => {
     it('ignores provider ids but still applies the identical payload rule', async () => {
-      const source = await createSource({ provider: 'codehost', verificationConfig: { type: 'none' }, dedupEnabled: true, dedupStrategy: 'none' });
+      const source = await h.createUniqueSource({ provider: 'codehost', verificationConfig: { type: 'none' }, dedupEnabled: true, dedupStrategy: 'none' });
       const headers = { 'X-GitHub-Delivery': 'same-delivery' };
       const body = uniqueBody();
       const first = await send(source.path, body, headers);

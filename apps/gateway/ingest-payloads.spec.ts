@@ -57,7 +57,6 @@ const CASES: PayloadCase[] = [
 
 describeEachStore('Ingest payload storage', (target) => {
   let h: IngestHarness;
-  let slugCount = 0;
 
   before(async function () {
     h = await startIngestHarness(this, target);
@@ -69,10 +68,9 @@ describeEachStore('Ingest payload storage', (target) => {
 
   for (const payload of CASES) {
     it(`accepts ${payload.title} and stores it byte-exact with its content type, size and hash`, async () => {
-      const slug = `payload-${++slugCount}`;
-      const { id } = await h.createSource({ name: 'Payloads', slug });
+      const { id, path } = await h.createUniqueSource({ name: 'Payloads' });
       const body = payload.body();
-      const response = await h.ingest(`/ingest/org-a/${slug}`, { rawBody: body, headers: { 'content-type': payload.contentType } });
+      const response = await h.ingest(path, { rawBody: body, headers: { 'content-type': payload.contentType } });
       expect(response.status, response.text).to.equal(200);
       expect(response.body.status).to.equal('received');
       const [stored, ...rest] = await h.events(id);
@@ -85,10 +83,9 @@ describeEachStore('Ingest payload storage', (target) => {
   }
 
   it('accepts a body with no Content-Type at all and stores it byte-exact', async () => {
-    const slug = `payload-${++slugCount}`;
-    const { id } = await h.createSource({ name: 'Payloads', slug });
+    const { id, path } = await h.createUniqueSource({ name: 'Payloads' });
     const body = Buffer.from(`no type ${n()}`);
-    const response = await h.ingest(`/ingest/org-a/${slug}`, { rawBody: body });
+    const response = await h.ingest(path, { rawBody: body });
     expect(response.status, response.text).to.equal(200);
     const [stored] = await h.events(id);
     expect(stored!.payload.equals(body)).to.equal(true);

@@ -25,7 +25,6 @@ const chunked = (body: Buffer) => Readable.from([body.subarray(0, 1000), body.su
 
 describeEachStore('Ingest refusals', (target) => {
   let h: IngestHarness;
-  let slugCount = 0;
 
   before(async function () {
     h = await startIngestHarness(this, target);
@@ -35,32 +34,26 @@ describeEachStore('Ingest refusals', (target) => {
     await h?.stop();
   });
 
-  async function createSource(settings: Record<string, unknown> = {}, as?: ApiCall, org = 'org-a') {
-    const slug = `refusals-${++slugCount}`;
-    const { id } = await h.createSource({ name: 'Refusals', slug, ...settings }, as);
-    return { id, slug, path: `/ingest/${org}/${slug}` };
-  }
-
   const post = (path: string, headers: Record<string, string> = {}) =>
     h.ingest(path, { rawBody: uniqueBody(), headers: { ...JSON_TYPE, ...headers } });
 
   describe('unknown organization or source', () => {
     it('answers 404 SOURCE_NOT_FOUND and publishes nothing', async () => {
-      const existing = await createSource();
+      const existing = await h.createUniqueSource();
       for (const path of ['/ingest/no-such-org/' + existing.slug, '/ingest/org-a/no-such-source', '/ingest/org-b/' + existing.slug]) {
         expectRefused(await expectNothingPublished(h, () => post(path)), 404, 'SOURCE_NOT_FOUND');
       }
     });
 
     it('accepts at once a source created after its URL answered 404 (the miss was cached)', async () => {
-      const slug = `refusals-${++slugCount}`;
+      const slug = 'late-source';
       expectRefused(await post(`/ingest/org-a/${slug}`), 404, 'SOURCE_NOT_FOUND');
       await h.createSource({ name: 'Late', slug });
       expect((await post(`/ingest/org-a/${slug}`)).status).to.equal(200);
     });
 
     it('answers 404 SOURCE_NOT_FOUND for a source deleted after it was cached', async () => {
-      const source = await createSource();
+      const source = await h.createUniqueSource();
       expect((await post(source.path)).status).to.equal(200);
       expect((await h.api.api('DELETE', `/api/sources/${source.id}`)).status).to.equal(204);
       expectRefused(await expectNothingPublished(h, () => post(source.path)), 404, 'SOURCE_NOT_FOUND');
@@ -69,7 +62,7 @@ describeEachStore('Ingest refusals', (target) => {
 
   describe('disabled source', () => {
     it('answers 403 SOURCE_DISABLED on the next request after PATCH enabled=false, and accepts again after enabled=true', async () => {
-      const source = await createSource();
+      const source = await h.createUniqueSource();
       expect((await post(source.path)).status).to.equal(200);
       expect((await h.api.api('PATCH', `/api/sources/${source.id}`, { body: { enabled: false } })).status).to.equal(200);
       expectRefused(await expectNothingPublished(h, () => post(source.path)), 403, 'SOURCE_DISABLED');
@@ -78,7 +71,7 @@ describeEachStore('Ingest refusals', (target) => {
     });
 
     it('answers 403 SOURCE_DISABLED for a source created disabled', async () => {
-      const source = await createSource({ enabled: false });
+      const source = await h.createUniqueSource({ enabled: false });
       expectRefused(await expectNothingPublished(h, () => post(source.path)), 403, 'SOURCE_DISABLED');
       expect(await h.events(source.id)).to.have.length(0);
     });
@@ -95,7 +88,7 @@ describeEachStore('Ingest refusals', (target) => {
     ];
     for (const { title, settings, allowed } of cases) {
       it(`${allowed ? 'accepts' : 'refuses with 403 IP_NOT_ALLOWED'} under ${title}`, async () => {
-        const source = await createSource(settings);
+        const source = await h.createUniqueSource(settings);
         if (allowed) {
           expect((await post(source.path)).status).to.equal(200);
         } else {
@@ -105,17 +98,17 @@ describeEachStore('Ingest refusals', (target) => {
     }
 
     it('ignores X-Forwarded-For when no proxy is trusted: a forged allowed address does not pass', async () => {
-      const source = await createSource({ ipFilterMode: 'allowlist', ipAllowlist: ['203.0.113.7'] });
+      const source = await h.createUniqueSource({ ipFilterMode: 'allowlist', ipAllowlist: ['203.0.113.7'] });
       expectRefused(await expectNothingPublished(h, () => post(source.path, { 'X-Forwarded-For': '203.0.113.7' })), 403, 'IP_NOT_ALLOWED');
     });
 
     it('ignores X-Forwarded-For when no proxy is trusted: a forged other address does not escape a denylist', async () => {
-      const source = await createSource({ ipFilterMode: 'denylist', ipDenylist: ['127.0.0.1'] });
+      const source = await h.createUniqueSource({ ipFilterMode: 'denylist', ipDenylist: ['127.0.0.1'] });
       expectRefused(await expectNothingPublished(h, () => post(source.path, { 'X-Forwarded-For': '198.51.100.1' })), 403, 'IP_NOT_ALLOWED');
     });
 
     it('applies a filter changed by PATCH on the next request', async () => {
-      const source = await createSource();
+      const source = await h.createUniqueSource();
       expect((await post(source.path)).status).to.equal(200);
       const patched = await h.api.api('PATCH', `/api/sources/${source.id}`, { body: { ipFilterMode: 'denylist', ipDenylist: ['127.0.0.1'] } });
       expect(patched.status, patched.text).to.equal(200);
@@ -131,7 +124,7 @@ describeEachStore('Ingest refusals', (target) => {
     });
 
     async function freeSource() {
-      return createSource({}, free, 'org-free');
+      return h.createUniqueSource({}, free, 'org-free');
     }
 
     it('accepts a body of exactly the limit sent with Content-Length, stored byte-exact', async () => {
@@ -187,8 +180,8 @@ describeEachStore('Ingest refusals', (target) => {
 
     it(`on plan free, accepts ${FREE_REQUESTS_PER_SECOND} requests per second per source and answers 429 RATE_LIMITED with retryAfter and Retry-After beyond`, async () => {
       const free = await h.createOrganization('org-free-rate', 'free');
-      const source = await createSource({}, free, 'org-free-rate');
-      const other = await createSource({}, free, 'org-free-rate');
+      const source = await h.createUniqueSource({}, free, 'org-free-rate');
+      const other = await h.createUniqueSource({}, free, 'org-free-rate');
       await startOfSecond();
       const before = await h.publishedCount();
       const responses = await Promise.all(Array.from({ length: FREE_REQUESTS_PER_SECOND + 5 }, () => post(source.path)));
@@ -206,7 +199,7 @@ describeEachStore('Ingest refusals', (target) => {
     });
 
     it("applies the source's rateLimitPerMinute on top of the plan", async () => {
-      const source = await createSource({ rateLimitPerMinute: 3 });
+      const source = await h.createUniqueSource({ rateLimitPerMinute: 3 });
       // Keep the four requests inside one minute window.
       if (Date.now() % 60_000 > 55_000) await sleep(60_000 - (Date.now() % 60_000) + 5);
       for (let i = 0; i < 3; i++) expect((await post(source.path)).status).to.equal(200);
@@ -220,7 +213,7 @@ describeEachStore('Ingest refusals', (target) => {
 
   describe('broken HTTP', () => {
     it('survives an upload aborted mid-body: no event, and the server still serves', async () => {
-      const source = await createSource();
+      const source = await h.createUniqueSource();
       const before = await h.publishedCount();
       const head = `POST ${source.path} HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n`;
       await abortUpload(h.api.relay.port, head, Buffer.from('{"partial": "'));
@@ -230,7 +223,7 @@ describeEachStore('Ingest refusals', (target) => {
     });
 
     it('survives a connection closed right after the headers', async () => {
-      const source = await createSource();
+      const source = await h.createUniqueSource();
       const before = await h.publishedCount();
       await abortUpload(h.api.relay.port, `POST ${source.path} HTTP/1.1\r\nHost: relay\r\nTransfer-Encoding: chunked\r\n\r\n`, Buffer.from('5\r\nab'));
       expect((await post(source.path)).status).to.equal(200);
@@ -238,7 +231,7 @@ describeEachStore('Ingest refusals', (target) => {
     });
 
     it('answers a 20 KB header section with 431 in the JSON envelope, and keeps serving', async () => {
-      const source = await createSource();
+      const source = await h.createUniqueSource();
       const flood = Array.from({ length: 20 }, (_, i) => `X-Flood-${i}: ${'x'.repeat(1000)}\r\n`).join('');
       const response = await sendRawHttp(h.api.relay.port, `POST ${source.path} HTTP/1.1\r\nHost: relay\r\n${flood}Content-Length: 2\r\n\r\n{}`);
       expect(response.status).to.equal(431);
@@ -252,7 +245,7 @@ describeEachStore('Ingest refusals', (target) => {
 
     for (const method of ['GET', 'PUT', 'PATCH', 'DELETE']) {
       it(`answers ${method} with 405 METHOD_NOT_ALLOWED`, async () => {
-        const source = await createSource();
+        const source = await h.createUniqueSource();
         const response = await expectNothingPublished(h, () => h.ingest(source.path, { method, ...(method === 'GET' || method === 'DELETE' ? {} : { rawBody: uniqueBody() }) }));
         expectRefused(response, 405, 'METHOD_NOT_ALLOWED');
       });

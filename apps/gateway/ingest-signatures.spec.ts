@@ -143,7 +143,6 @@ const SIGNERS: Signer[] = [
 
 describeEachStore('Ingest signature verification', (target) => {
   let h: IngestHarness;
-  let sourceCount = 0;
 
   before(async function () {
     h = await startIngestHarness(this, target);
@@ -163,9 +162,8 @@ describeEachStore('Ingest signature verification', (target) => {
 
       async function createSource(rejectInvalidSignatures: boolean): Promise<TestSource> {
         const secret = generateSigningSecret();
-        const slug = `signed-${++sourceCount}`;
-        const created = await h.createSource({ name: signer.title, slug, provider: 'custom', verificationConfig: signer.verificationConfig(secret), rejectInvalidSignatures });
-        return { id: created.id, slug, secret };
+        const { id, slug } = await h.createUniqueSource({ name: signer.title, provider: 'custom', verificationConfig: signer.verificationConfig(secret), rejectInvalidSignatures });
+        return { id, slug, secret };
       }
 
       /** Signs `signedBody` with `secret` as the provider would, then sends `sentBody`. */

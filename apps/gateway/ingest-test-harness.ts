@@ -4,7 +4,7 @@ import type { Plan } from '../../libs/config/config.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
 import { apiClient, type ApiCall, type ApiResponse, type RequestOptions } from '../../libs/testing/api-client.js';
 import type { StoreTarget } from '../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from '../api/api-test-harness.js';
+import { created, startApiHarness, type ApiHarness } from '../api/api-test-harness.js';
 
 /** An event row as the router stored it, in the same shape on SQLite and PostgreSQL. */
 export interface StoredEvent {
@@ -23,6 +23,11 @@ export interface IngestHarness {
   ingest(path: string, options?: RequestOptions & { method?: string }): Promise<ApiResponse>;
   /** Creates a source through the API (as organization A unless `as` is another org's client). */
   createSource(body: Record<string, unknown>, as?: ApiCall): Promise<{ id: string; slug: string }>;
+  /**
+   * Creates a source under a slug no other source of the harness has, with its ingest path; `org` is the slug
+   * of the organization `as` calls for.
+   */
+  createUniqueSource(settings?: Record<string, unknown>, as?: ApiCall, org?: string): Promise<{ id: string; slug: string; path: string }>;
   /** A new organization on `plan` with its own API client. */
   createOrganization(slug: string, plan: Plan): Promise<ApiCall>;
   /** How many messages the gateway has published to `relay.ingest` so far (only accepted requests publish). */
@@ -55,14 +60,16 @@ export async function startIngestHarness(mocha: Context, target: StoreTarget): P
   const api = await startApiHarness(mocha, target);
   const publicCall = apiClient(api.url, null);
   const lag = () => api.relay.broker.admin().lag(ROUTER_GROUP, [INGEST_TOPIC]);
+  let sources = 0;
 
   const harness: IngestHarness = {
     api,
     ingest: (path, options = {}) => publicCall(options.method ?? 'POST', path, options),
-    async createSource(body, as = api.api) {
-      const response = await as('POST', '/api/sources', { body });
-      expect(response.status, response.text).to.equal(201);
-      return response.body;
+    createSource: (body, as = api.api) => created(as, '/api/sources', body),
+    async createUniqueSource(settings = {}, as, org = 'org-a') {
+      const slug = `source-${(sources += 1)}`;
+      const { id } = await harness.createSource({ name: 'Ingest test', ...settings, slug }, as);
+      return { id, slug, path: `/ingest/${org}/${slug}` };
     },
     async createOrganization(slug, plan) {
       const org = await api.relay.store.organizations.create(slug, plan);

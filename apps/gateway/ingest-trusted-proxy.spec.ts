@@ -3,6 +3,7 @@ import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
 import { STORE_TARGETS, type StoreLocation } from '../../libs/testing/store-targets.js';
+import { created } from '../api/api-test-harness.js';
 import { startRelay, type RunningRelay } from '../relay/relay.js';
 import { expectRefused } from './ingest-test-harness.js';
 
@@ -39,9 +40,8 @@ describe('Ingest IP filter behind a trusted proxy (RELAY_TRUST_PROXY=1) [sqlite]
 
   async function createSource(settings: Record<string, unknown>): Promise<{ id: string; path: string }> {
     const slug = `proxied-${++slugCount}`;
-    const response = await api('POST', '/api/sources', { body: { name: 'Proxied', slug, ...settings } });
-    expect(response.status, response.text).to.equal(201);
-    return { id: response.body.id, path: `/ingest/org-proxy/${slug}` };
+    const { id } = await created(api, '/api/sources', { name: 'Proxied', slug, ...settings });
+    return { id, path: `/ingest/org-proxy/${slug}` };
   }
 
   let counter = 0;

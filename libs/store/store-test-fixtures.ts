@@ -14,6 +14,39 @@ export interface StoreFixture {
   close(): Promise<void>;
 }
 
+/** A source row with the spec's defaults (no verification, no filters, dedup off), enabled, under `orgId`. */
+export function sourceRow(orgId: string, overrides: Partial<SourceRow> = {}): SourceRow {
+  const now = Date.now();
+  const id = newId('src');
+  return {
+    id,
+    orgId,
+    name: 'Fixture',
+    slug: id.slice(-12),
+    description: null,
+    provider: null,
+    verification: { type: 'none' },
+    secretSealed: null,
+    rejectInvalidSignatures: false,
+    rateLimitPerMinute: null,
+    ipFilterMode: 'none',
+    ipAllowlist: [],
+    ipDenylist: [],
+    encryptFields: [],
+    maskFields: [],
+    dedupEnabled: false,
+    dedupStrategy: 'auto',
+    dedupWindowHours: 24,
+    dedupCustomHeader: null,
+    enabled: true,
+    eventsCount: 0,
+    lastEventAt: null,
+    createdAt: now,
+    updatedAt: now,
+    ...overrides,
+  };
+}
+
 export async function openStoreFixture(mocha: Context, target: StoreTarget): Promise<StoreFixture> {
   const location = await target.prepare(mocha);
   const store = await openStore({ databaseUrl: location.databaseUrl, dataDir: location.dataDir });
@@ -22,36 +55,8 @@ export async function openStoreFixture(mocha: Context, target: StoreTarget): Pro
     store,
     org,
     async createSource() {
-      const now = Date.now();
-      const id = newId('src');
-      const row: SourceRow = {
-        id,
-        orgId: org.id,
-        name: 'Fixture',
-        slug: id.slice(-12),
-        description: null,
-        provider: null,
-        verification: { type: 'none' },
-        secretSealed: null,
-        rejectInvalidSignatures: false,
-        rateLimitPerMinute: null,
-        ipFilterMode: 'none',
-        ipAllowlist: [],
-        ipDenylist: [],
-        encryptFields: [],
-        maskFields: [],
-        dedupEnabled: false,
-        dedupStrategy: 'auto',
-        dedupWindowHours: 24,
-        dedupCustomHeader: null,
-        enabled: true,
-        eventsCount: 0,
-        lastEventAt: null,
-        createdAt: now,
-        updatedAt: now,
-      };
-      await store.sources.insert(row);
-      return { id, slug: row.slug };
+      const row = await store.sources.insert(sourceRow(org.id));
+      return { id: row.id, slug: row.slug };
     },
     async close() {
       await store.close();

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
+import { created, startApiHarness, type ApiHarness } from '../api-test-harness.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SIGNING_SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
@@ -20,11 +20,7 @@ describeEachStore('Destinations API', (target) => {
     await h?.stop();
   });
 
-  async function createDestination(body: Record<string, unknown>) {
-    const response = await h.api('POST', '/api/destinations', { body });
-    expect(response.status, response.text).to.equal(201);
-    return response.body;
-  }
+  const createDestination = (body: Record<string, unknown>) => created(h.api, '/api/destinations', body);
 
   const sealedAuth = async (id: string) => String((await h.rawRow('destinations', id))!.auth_config_sealed);
 

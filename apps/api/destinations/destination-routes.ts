@@ -1,8 +1,9 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { z } from 'zod';
-import { pageEnvelope, paginationShape, queryBoolean, queryString } from '../../../libs/http/validate.js';
+import { paginationShape, queryBoolean, queryString } from '../../../libs/http/validate.js';
 import type { ApiDeps } from '../api-deps.js';
-import { parseBody, parseQuery, tenantOf } from '../request-input.js';
+import { tenantOf } from '../request-input.js';
+import { resourceRoutes } from '../resource-routes.js';
 import { createDestinationSchema, DESTINATION_READ_ONLY, patchDestinationSchema } from './destination-schema.js';
 import {
   createDestination,
@@ -17,25 +18,17 @@ import {
 const listQuery = z.object({ ...paginationShape, enabled: queryBoolean.optional(), search: queryString().optional() });
 
 export function destinationRoutes(deps: ApiDeps): Router {
-  const router = new Router({ prefix: '/destinations' });
-  router.get('/', async (ctx) => {
-    const query = parseQuery(ctx, listQuery);
-    const page = await listDestinations(deps, tenantOf(ctx), query);
-    ctx.body = pageEnvelope(page.rows, page.total, query);
-  });
-  router.post('/', async (ctx) => {
-    ctx.status = 201;
-    ctx.body = await createDestination(deps, tenantOf(ctx), parseBody(ctx, createDestinationSchema, DESTINATION_READ_ONLY));
-  });
-  router.get('/:id', async (ctx) => {
-    ctx.body = await getDestination(deps, tenantOf(ctx), ctx.params.id);
-  });
-  router.patch('/:id', async (ctx) => {
-    ctx.body = await updateDestination(deps, tenantOf(ctx), ctx.params.id, parseBody(ctx, patchDestinationSchema, DESTINATION_READ_ONLY));
-  });
-  router.delete('/:id', async (ctx) => {
-    await deleteDestination(deps, tenantOf(ctx), ctx.params.id);
-    ctx.status = 204;
+  const router = resourceRoutes(deps, {
+    collection: 'destinations',
+    listQuery,
+    createSchema: createDestinationSchema,
+    patchSchema: patchDestinationSchema,
+    readOnly: DESTINATION_READ_ONLY,
+    list: listDestinations,
+    create: createDestination,
+    get: getDestination,
+    update: updateDestination,
+    remove: deleteDestination,
   });
   router.get('/:id/signing-secret', async (ctx) => {
     ctx.body = await getSigningSecret(deps, tenantOf(ctx), ctx.params.id);

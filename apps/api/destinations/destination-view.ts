@@ -29,9 +29,9 @@ function maskedAuthConfig(deps: ApiDeps, row: DestinationRow): Record<string, un
   return config;
 }
 
-export function destinationView(deps: ApiDeps, row: DestinationRow, stats: DestinationStats = NO_DELIVERIES) {
+/** The settable fields but `enabled`, as both the API view and the export entry show them, with `authConfig` as each shows it. */
+export function destinationSettings(row: DestinationRow, authConfig: unknown) {
   return {
-    id: row.id,
     name: row.name,
     slug: row.slug,
     url: row.url,
@@ -39,10 +39,17 @@ export function destinationView(deps: ApiDeps, row: DestinationRow, stats: Desti
     description: row.description,
     headers: row.headers,
     authType: row.authType,
-    authConfig: maskedAuthConfig(deps, row),
+    authConfig,
     timeoutMs: row.timeoutMs,
     rateLimitPerMinute: row.rateLimitPerMinute,
     retryPolicy: row.retryPolicy,
+  };
+}
+
+export function destinationView(deps: ApiDeps, row: DestinationRow, stats: DestinationStats = NO_DELIVERIES) {
+  return {
+    id: row.id,
+    ...destinationSettings(row, maskedAuthConfig(deps, row)),
     enabled: row.enabled,
     successRate: stats.successRate,
     avgLatency: stats.avgLatency,

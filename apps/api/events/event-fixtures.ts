@@ -7,7 +7,7 @@ import { encodeIngestMessage, INGEST_TOPIC, type IngestMeta } from '../../../lib
 import { recordAttempts } from '../../recorder/record-attempts.js';
 import { routeEvents } from '../../router/route-events.js';
 import type { RouteTarget } from '../../router/route-targets.js';
-import type { ApiHarness } from '../api-test-harness.js';
+import { created, type ApiHarness } from '../api-test-harness.js';
 
 /**
  * Test support: events stored by the router's own code (`routeEvents` over a `relay.ingest` record) at
@@ -125,21 +125,16 @@ export async function orgIds(h: ApiHarness): Promise<{ a: string; b: string }> {
   return { a: h.relay.bootstrap.org.id, b: b!.id };
 }
 
-export async function createSource(h: ApiHarness, body: Record<string, unknown>, api = h.api): Promise<{ id: string; slug: string; name: string }> {
-  const response = await api('POST', '/api/sources', { body });
-  if (response.status !== 201) throw new Error(`source not created: ${response.text}`);
-  return response.body;
+export function createSource(h: ApiHarness, body: Record<string, unknown>, api = h.api): Promise<{ id: string; slug: string; name: string }> {
+  return created(api, '/api/sources', body);
 }
 
-export async function createDestination(h: ApiHarness, body: Record<string, unknown>, api = h.api): Promise<{ id: string; name: string }> {
-  const response = await api('POST', '/api/destinations', { body });
-  if (response.status !== 201) throw new Error(`destination not created: ${response.text}`);
-  return response.body;
+export function createDestination(h: ApiHarness, body: Record<string, unknown>, api = h.api): Promise<{ id: string; name: string }> {
+  return created(api, '/api/destinations', body);
 }
 
 export async function createRoute(h: ApiHarness, sourceId: string, destinationId: string, api = h.api): Promise<void> {
-  const response = await api('POST', '/api/routes', { body: { sourceId, destinationId } });
-  if (response.status !== 201) throw new Error(`route not created: ${response.text}`);
+  await created(api, '/api/routes', { sourceId, destinationId });
 }
 
 /** Reads a destination's topic from its start in a consumer group of its own, as a deliverer would. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
+import { created, startApiHarness, type ApiHarness } from '../api-test-harness.js';
 
 const ROUTE_KEYS = ['id', 'sourceId', 'destinationId', 'enabled', 'createdAt'];
 const UNKNOWN_ROUTE = 'rte_00000000000000000000000000';
@@ -17,16 +17,10 @@ describeEachStore('Routes API', (target) => {
     await h?.stop();
   });
 
-  async function created(path: string, body: Record<string, unknown>): Promise<Record<string, any>> {
-    const response = await h.api('POST', path, { body });
-    expect(response.status, response.text).to.equal(201);
-    return response.body;
-  }
-
-  const newSource = () => created('/api/sources', { name: 'Route source', slug: `route-source-${(slugs += 1)}` });
-  const newDestination = () => created('/api/destinations', { name: 'Route destination', url: 'https://route.example.com' });
+  const newSource = () => created(h.api, '/api/sources', { name: 'Route source', slug: `route-source-${(slugs += 1)}` });
+  const newDestination = () => created(h.api, '/api/destinations', { name: 'Route destination', url: 'https://route.example.com' });
   const newRoute = (sourceId: string, destinationId: string, extra: Record<string, unknown> = {}) =>
-    created('/api/routes', { sourceId, destinationId, ...extra });
+    created(h.api, '/api/routes', { sourceId, destinationId, ...extra });
 
   describe('POST /api/routes', () => {
     it('answers 201 with exactly {id, sourceId, destinationId, enabled, createdAt}, enabled by default', async () => {

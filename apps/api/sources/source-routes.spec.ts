@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
+import { created, startApiHarness, type ApiHarness } from '../api-test-harness.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const MASKED = /^\*{4}[A-Za-z0-9+/=]{4}$/;
@@ -18,11 +18,7 @@ describeEachStore('Sources API', (target) => {
     await h?.stop();
   });
 
-  async function createSource(body: Record<string, unknown>) {
-    const response = await h.api('POST', '/api/sources', { body });
-    expect(response.status, response.text).to.equal(201);
-    return response.body;
-  }
+  const createSource = (body: Record<string, unknown>) => created(h.api, '/api/sources', body);
 
   describe('POST /api/sources', () => {
     it('answers 201 with the created source and every spec default filled in', async () => {

@@ -3,7 +3,6 @@ import type { SourceRow } from '../../../libs/store/entities/source.js';
 import type { ApiDeps, Tenant } from '../api-deps.js';
 import { isoTime as iso } from '../iso-time.js';
 
-
 export function webhookUrl(deps: ApiDeps, tenant: Tenant, row: SourceRow): string {
   return `${deps.publicUrl}/ingest/${tenant.org.slug}/${row.slug}`;
 }
@@ -14,15 +13,12 @@ function maskedVerification(deps: ApiDeps, row: SourceRow) {
   return { ...row.verification, secret: maskSecret(deps.secrets.open(row.secretSealed)) };
 }
 
-export function sourceView(deps: ApiDeps, tenant: Tenant, row: SourceRow) {
+/**
+ * How the gateway treats a source's requests (signatures, rate, IP filter, payload protection, dedup), as
+ * both the API view and the export entry show them.
+ */
+export function ingestSettings(row: SourceRow) {
   return {
-    id: row.id,
-    name: row.name,
-    slug: row.slug,
-    description: row.description,
-    provider: row.provider,
-    webhookUrl: webhookUrl(deps, tenant, row),
-    verificationConfig: maskedVerification(deps, row),
     rejectInvalidSignatures: row.rejectInvalidSignatures,
     rateLimitPerMinute: row.rateLimitPerMinute,
     ipFilterMode: row.ipFilterMode,
@@ -34,6 +30,19 @@ export function sourceView(deps: ApiDeps, tenant: Tenant, row: SourceRow) {
     dedupStrategy: row.dedupStrategy,
     dedupWindowHours: row.dedupWindowHours,
     dedupCustomHeader: row.dedupCustomHeader,
+  };
+}
+
+export function sourceView(deps: ApiDeps, tenant: Tenant, row: SourceRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    description: row.description,
+    provider: row.provider,
+    webhookUrl: webhookUrl(deps, tenant, row),
+    verificationConfig: maskedVerification(deps, row),
+    ...ingestSettings(row),
     enabled: row.enabled,
     eventsCount: row.eventsCount,
     lastEventAt: iso(row.lastEventAt),

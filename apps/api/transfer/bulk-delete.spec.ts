@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import type { ApiCall } from '../../../libs/testing/api-client.js';
-import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
+import { createdId, startApiHarness, type ApiHarness } from '../api-test-harness.js';
 
 describeEachStore('DELETE /api/sources/bulk and /api/destinations/bulk', (target) => {
   let h: ApiHarness;
@@ -18,16 +18,10 @@ describeEachStore('DELETE /api/sources/bulk and /api/destinations/bulk', (target
   async function create(kind: 'sources' | 'destinations', api: ApiCall = h.api): Promise<string> {
     counter += 1;
     const body = kind === 'sources' ? { name: `S${counter}`, slug: `s-${counter}` } : { name: `D${counter}`, url: `https://example.test/${counter}` };
-    const response = await api('POST', `/api/${kind}`, { body });
-    expect(response.status, response.text).to.equal(201);
-    return response.body.id;
+    return createdId(api, `/api/${kind}`, body);
   }
 
-  async function route(sourceId: string, destinationId: string): Promise<string> {
-    const response = await h.api('POST', '/api/routes', { body: { sourceId, destinationId } });
-    expect(response.status, response.text).to.equal(201);
-    return response.body.id;
-  }
+  const route = (sourceId: string, destinationId: string) => createdId(h.api, '/api/routes', { sourceId, destinationId });
 
   const exists = async (kind: string, id: string, api: ApiCall = h.api) => (await api('GET', `/api/${kind}/${id}`)).status === 200;
 

@@ -4,6 +4,7 @@ import { parseInput } from '../../../libs/http/validate.js';
 import { DestinationEntity, type DestinationRow } from '../../../libs/store/entities/destination.js';
 import { createDestinationSchema } from '../destinations/destination-schema.js';
 import { newDestinationRow } from '../destinations/destination-service.js';
+import { destinationSettings } from '../destinations/destination-view.js';
 import { slugify } from '../slugs.js';
 import { REDACTED, type TransferDeps, type TransferKind } from './transfer-kind.js';
 
@@ -43,20 +44,7 @@ export const destinationTransfer: TransferKind<DestinationRow, DestinationEntry>
   toEntry(deps, row, includeSensitive) {
     let authConfig: unknown = {};
     if (row.authConfigSealed !== null) authConfig = includeSensitive ? JSON.parse(deps.secrets.open(row.authConfigSealed)) : REDACTED;
-    return {
-      name: row.name,
-      slug: row.slug,
-      url: row.url,
-      method: row.method,
-      description: row.description,
-      headers: row.headers,
-      authType: row.authType,
-      authConfig,
-      timeoutMs: row.timeoutMs,
-      rateLimitPerMinute: row.rateLimitPerMinute,
-      retryPolicy: row.retryPolicy,
-      isActive: row.enabled,
-    };
+    return { ...destinationSettings(row, authConfig), isActive: row.enabled };
   },
 
   /** As on create, a missing slug is derived from the name. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
+import { createdId, startApiHarness, type ApiHarness } from '../api-test-harness.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SOURCE_ENTRY_KEYS = [
@@ -19,11 +19,7 @@ describeEachStore('GET /api/sources/export and /api/destinations/export', (targe
 
   before(async function () {
     h = await startApiHarness(this, target);
-    const create = async (path: string, body: Record<string, unknown>, api = h.api) => {
-      const response = await api('POST', path, { body });
-      expect(response.status, response.text).to.equal(201);
-      return response.body.id as string;
-    };
+    const create = (path: string, body: Record<string, unknown>, api = h.api) => createdId(api, path, body);
     // Created out of slug order: the export sorts by slug.
     ids.zulu = await create('/api/sources', { name: 'Zulu', slug: 'zulu', provider: 'codehost', verificationConfig: { type: 'codehost', secret: HOOK_SECRET } });
     ids.alpha = await create('/api/sources', {

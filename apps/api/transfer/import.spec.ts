@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { apiClient } from '../../../libs/testing/api-client.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
+import { created, startApiHarness, type ApiHarness } from '../api-test-harness.js';
 
 type Kind = 'sources' | 'destinations';
 type Entry = Record<string, unknown>;
@@ -82,11 +82,7 @@ describeEachStore('POST /api/sources/import and /api/destinations/import', (targ
     await h?.stop();
   });
 
-  async function create(kind: Kind, body: Entry) {
-    const response = await h.api('POST', `/api/${kind}`, { body });
-    expect(response.status, response.text).to.equal(201);
-    return response.body;
-  }
+  const create = (kind: Kind, body: Entry) => created(h.api, `/api/${kind}`, body);
 
   /** Everything the organization has of a kind, secrets included: "changes nothing" compares these. */
   async function snapshot(kind: Kind): Promise<Entry[]> {

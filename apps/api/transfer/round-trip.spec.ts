@@ -4,7 +4,7 @@ import type { VerificationConfig } from '../../../libs/signatures/verification-c
 import { verifySignature } from '../../../libs/signatures/verify-signature.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import type { ApiCall } from '../../../libs/testing/api-client.js';
-import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
+import { createdId, startApiHarness, type ApiHarness } from '../api-test-harness.js';
 
 const BODY = Buffer.from('{"action":"opened","number":7}');
 const CODEHOST_SECRET = 'round-trip-codehost-secret';
@@ -31,11 +31,7 @@ describeEachStore('export from one organization, import into another', (target) 
 
   /** Creates in organization A a codehost source, a custom HMAC source, a plain one and two destinations. */
   async function seed(p: string): Promise<{ sources: string[]; destinations: string[] }> {
-    const create = async (kind: string, body: Record<string, unknown>) => {
-      const response = await h.api('POST', `/api/${kind}`, { body });
-      expect(response.status, response.text).to.equal(201);
-      return response.body.id as string;
-    };
+    const create = (kind: string, body: Record<string, unknown>) => createdId(h.api, `/api/${kind}`, body);
     return {
       sources: [
         await create('sources', { name: 'Code host', slug: `${p}-codehost`, provider: 'codehost', verificationConfig: { type: 'codehost', secret: CODEHOST_SECRET }, rejectInvalidSignatures: true }),

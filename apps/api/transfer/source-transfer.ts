@@ -5,6 +5,7 @@ import { verificationConfigSchema, type VerificationConfigInput } from '../../..
 import { SourceEntity, type SourceRow } from '../../../libs/store/entities/source.js';
 import { createSourceSchema, type CreateSourceInput } from '../sources/source-schema.js';
 import { defaultVerification, newSourceRow } from '../sources/source-service.js';
+import { ingestSettings } from '../sources/source-view.js';
 import { REDACTED, type TransferDeps, type TransferKind } from './transfer-kind.js';
 
 /**
@@ -70,17 +71,7 @@ export const sourceTransfer: TransferKind<SourceRow, SourceEntry> = {
       description: row.description,
       signingSecret,
       verificationConfig: row.verification,
-      rejectInvalidSignatures: row.rejectInvalidSignatures,
-      rateLimitPerMinute: row.rateLimitPerMinute,
-      ipFilterMode: row.ipFilterMode,
-      ipAllowlist: row.ipAllowlist,
-      ipDenylist: row.ipDenylist,
-      encryptFields: row.encryptFields,
-      maskFields: row.maskFields,
-      dedupEnabled: row.dedupEnabled,
-      dedupStrategy: row.dedupStrategy,
-      dedupWindowHours: row.dedupWindowHours,
-      dedupCustomHeader: row.dedupCustomHeader,
+      ...ingestSettings(row),
       isActive: row.enabled,
     };
   },
