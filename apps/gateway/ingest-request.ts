@@ -104,9 +104,8 @@ export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promi
     headers,
   });
   const holder = await deps.dedup.claim(resolved.source.id, keys, eventId, validatedAt);
-  if (holder !== null) return { eventId: holder, status: 'duplicate' };
   const meta: IngestMeta = {
-    eventId,
+    eventId: holder ?? eventId,
     orgId: resolved.org.id,
     sourceId: resolved.source.id,
     headers,
@@ -119,6 +118,11 @@ export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promi
     validatedAt,
     queuedAt: deps.now(),
   };
+  if (holder !== null) {
+    // Answering `duplicate` promises the holder is durable; its own publish may have been lost to a crash (IngestMeta.duplicate).
+    await deps.publish(INGEST_TOPIC, encodeIngestMessage({ ...meta, duplicate: true }, body));
+    return { eventId: holder, status: 'duplicate' };
+  }
   try {
     await deps.publish(INGEST_TOPIC, encodeIngestMessage(meta, body));
   } catch (error) {

@@ -19,6 +19,12 @@ export interface IngestMeta {
   receivedAt: number;
   validatedAt: number;
   queuedAt: number;
+  /**
+   * A duplicate's copy, published under the id of the event holding its dedup key. The key is claimed
+   * before that event is published, so a crash in between leaves a key naming an event that never became
+   * durable: the copy makes it exist. The router drops a copy of an event it has already stored.
+   */
+  duplicate?: true;
 }
 
 const META_HEADER = 'relay-meta';
