@@ -97,10 +97,11 @@ describe(`relay roles as separate processes [${kafkaPostgres.name}]`, function (
   it('counts the attempts and their latency on the deliverer process, per destination', async function () {
     const [deliverer] = byRole('deliverer');
     const labels = { destination: pipeline.destinationId };
+    // The attempt is counted when its answer arrives; its publish to relay.attempts completes just after.
     await waitFor(
-      'the deliverer to count every attempt',
-      async () => sampleSum(await deliverer!.metrics(), 'relay_delivery_attempts_total', labels),
-      (attempts) => attempts >= WEBHOOKS,
+      'the deliverer to count and publish every attempt',
+      async () => sampleSum(await deliverer!.metrics(), 'relay_broker_publish_duration_seconds_count', { topic: 'relay.attempts' }),
+      (published) => published >= WEBHOOKS,
     );
     const text = await deliverer!.metrics();
     expect(sampleSum(text, 'relay_delivery_attempts_total', { ...labels, outcome: 'delivered' })).to.equal(WEBHOOKS);

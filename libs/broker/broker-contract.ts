@@ -198,6 +198,42 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       expect(probe.handled.map((record) => record.value.toString())).to.deep.equal(['m0', 'm1', 'm2', 'm3', 'm4']);
     });
 
+    it('keeps delivering every other partition while one partition\'s handler is still busy', async function () {
+      const broker = await open();
+      const slow = await freshTopic(broker, 'slow');
+      const other = await freshTopic(broker, 'other');
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const handled: BrokerRecord[] = [];
+      let slowStarted = false;
+      const consumer = broker.consumer({
+        groupId: uniqueName('group'),
+        topics: [slow, other],
+        fromBeginning: true,
+        concurrency: 2 * PARTITIONS,
+        handleBatch: async (batch) => {
+          if (batch.topic === slow) {
+            // A destination whose requests hang until their timeout.
+            slowStarted = true;
+            await released;
+          }
+          handled.push(...batch.records);
+        },
+      });
+      await consumer.start();
+      try {
+        await broker.producer().send(slow, [message('k', 'stuck')]);
+        await waitFor(() => slowStarted, 'the slow handler to start');
+        // Sent only now, so that they cannot come in the same fetch as the slow record. Every partition of the other topic, so one of them shares whatever the slow one shares (a Kafka leader).
+        await broker.producer().send(other, range(PARTITIONS).map((partition) => message(keyFor(partition, PARTITIONS), `p${partition}`)));
+        await waitFor(() => handled.filter((record) => record.topic === other).length === PARTITIONS, 'every partition of the other topic');
+        expect(handled.filter((record) => record.topic === slow)).to.have.length(0);
+      } finally {
+        release();
+      }
+      await waitFor(() => handled.some((record) => record.topic === slow), 'the slow record once its handler is done');
+    });
+
     it('shares the partitions between two consumers of one group and hands each record to one of them', async function () {
       const broker = await open();
       const topic = await freshTopic(broker);

@@ -1,6 +1,7 @@
 import type { Consumer as KafkaJsConsumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { BrokerLogger, BrokerRecord, Consumer, ConsumerOptions, TopicPartitions } from '../broker.js';
 import { backoffDelay, type BackoffOptions } from '../backoff.js';
+import { Slots } from '../embedded/slots.js';
 import { PauseState } from '../pause-state.js';
 import { toBrokerError } from './kafka-errors.js';
 
@@ -26,9 +27,18 @@ export interface KafkaConsumerHost {
  * A group member on kafkajs with manual commits: offsets are resolved and committed only after the handler.
  * kafkajs fixes a subscription when it starts, so a changed subscription means a fresh kafkajs consumer in
  * the same group; pauses live here and are re-applied to every kafkajs consumer on each group join.
+ *
+ * kafkajs fetches from a broker again only once every batch of its previous fetch is handled, so one slow
+ * handler (a destination whose requests hang) would hold up every partition that broker leads. A batch
+ * that takes longer than a fetch wait is therefore left to finish apart from kafkajs' loop, its partition
+ * paused in kafkajs until it is done (the next fetch starts at the last resolved offset); `concurrency`
+ * bounds the handlers either way.
  */
 export class KafkaConsumer implements Consumer {
   private readonly pauses = new PauseState();
+  /** Partitions whose batch is being handled, by `topic:partition`; paused in kafkajs meanwhile. */
+  private readonly busy = new Map<string, { topic: string; partition: number; done: Promise<void> }>();
+  private readonly slots: Slots;
   private client: KafkaJsConsumer | null = null;
   private topics: string[] = [];
   private assigned: TopicPartitions[] = [];
@@ -38,7 +48,9 @@ export class KafkaConsumer implements Consumer {
   constructor(
     private readonly host: KafkaConsumerHost,
     private readonly options: ConsumerOptions,
-  ) {}
+  ) {
+    this.slots = new Slots(options.concurrency ?? 1);
+  }
 
   start(): Promise<void> {
     return this.serialize(async () => {
@@ -81,7 +93,10 @@ export class KafkaConsumer implements Consumer {
 
   resume(topic: string, partitions?: number[]): void {
     this.pauses.resume(topic, partitions);
-    this.applyToClient((client) => client.resume([{ topic, partitions }]));
+    this.applyToClient((client) => {
+      client.resume([{ topic, partitions }]);
+      this.pauseBusy(client);
+    });
   }
 
   assignment(): TopicPartitions[] {
@@ -132,7 +147,7 @@ export class KafkaConsumer implements Consumer {
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: this.options.concurrency ?? 1,
-        eachBatch: (payload) => this.eachBatch(client, payload),
+        eachBatch: (payload) => this.startBatch(client, payload),
       });
     } catch (error) {
       this.client = null;
@@ -143,8 +158,10 @@ export class KafkaConsumer implements Consumer {
 
   private async shutdown(): Promise<void> {
     const client = this.client;
+    // Handlers see the client is no longer current, finish their chunk, commit and stop.
     this.client = null;
     this.assigned = [];
+    await Promise.all([...this.busy.values()].map((entry) => entry.done));
     await client?.disconnect();
   }
 
@@ -166,6 +183,48 @@ export class KafkaConsumer implements Consumer {
       pause: (topic, partitions) => client.pause([{ topic, partitions }]),
       resume: (topic, partitions) => client.resume([{ topic, partitions }]),
     });
+    this.pauseBusy(client);
+  }
+
+  /** A resume must not let kafkajs fetch a partition whose batch is still being handled. */
+  private pauseBusy(client: KafkaJsConsumer): void {
+    for (const { topic, partition } of this.busy.values()) client.pause([{ topic, partitions: [partition] }]);
+  }
+
+  /**
+   * kafkajs' eachBatch. Most batches are handled within one fetch wait, and kafkajs then fetches again at
+   * once, as usual. A batch still running after that is left to finish on its own, its partition paused in
+   * kafkajs meanwhile, so it holds up the partitions fetched with it at most one fetch wait.
+   */
+  private async startBatch(client: KafkaJsConsumer, payload: EachBatchPayload): Promise<void> {
+    const { topic, partition } = payload.batch;
+    const key = `${topic}:${partition}`;
+    // Fetched before its partition was paused: fetched again from the resolved offset after the resume.
+    if (this.busy.has(key)) return;
+    const releaseSlot = await this.slots.acquire();
+    const handling = this.eachBatch(client, payload).finally(releaseSlot);
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      handling.then(() => true, () => true),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), this.host.settings.maxWaitTimeInMs))),
+    ]);
+    clearTimeout(timer);
+    // In time: kafkajs sees the outcome, a rebalance or other error included, as it always did.
+    if (finished) return handling;
+    // On its own: a failure (a commit refused in a rebalance) leaves the rest to be fetched again.
+    const done = handling.catch((error: unknown) =>
+      this.host.logger.warn({ err: error, groupId: this.options.groupId, topic, partition }, 'Kafka batch handled apart failed; the records it did not finish are fetched again'),
+    );
+    client.pause([{ topic, partitions: [partition] }]);
+    this.busy.set(key, { topic, partition, done });
+    void done.then(() => {
+      this.busy.delete(key);
+      if (this.client === client && !this.pauses.isPaused(topic, partition)) this.applyToClient((current) => current.resume([{ topic, partitions: [partition] }]));
+    });
+  }
+
+  private isAssigned(topic: string, partition: number): boolean {
+    return this.assigned.some((entry) => entry.topic === topic && entry.partitions.includes(partition));
   }
 
   private applyToClient(change: (client: KafkaJsConsumer) => void): void {
@@ -177,13 +236,19 @@ export class KafkaConsumer implements Consumer {
     }
   }
 
+  /** Still this member's to handle: not stopped, not handed over in a rebalance, no seek pending. */
+  private owns(client: KafkaJsConsumer, { batch, isRunning, isStale }: EachBatchPayload): boolean {
+    return this.client === client && this.isAssigned(batch.topic, batch.partition) && isRunning() && !isStale();
+  }
+
+  /** Handles a batch chunk by chunk, committing each handled prefix. kafkajs' own loop keeps the session alive. */
   private async eachBatch(client: KafkaJsConsumer, payload: EachBatchPayload): Promise<void> {
-    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+    const { batch, resolveOffset } = payload;
     const { topic, partition } = batch;
     const maxBatchSize = this.options.maxBatchSize ?? 500;
     let messages = batch.messages;
     let failures = 0;
-    while (messages.length > 0 && isRunning() && !isStale()) {
+    while (messages.length > 0 && this.owns(client, payload)) {
       // Unresolved records are fetched again from the last resolved offset once the partition is resumed.
       if (this.pauses.isPaused(topic, partition)) {
         this.syncPauses(client);
@@ -200,7 +265,7 @@ export class KafkaConsumer implements Consumer {
           { err: error, groupId: this.options.groupId, topic, partition, offset: chunk[0]!.offset },
           'Batch handler failed; the batch will be delivered again after a back-off',
         );
-        await this.backOff(failures, payload);
+        await this.backOff(failures, client, payload);
         continue;
       }
       if (handled > 0) {
@@ -211,18 +276,16 @@ export class KafkaConsumer implements Consumer {
         failures = 0;
       } else if (!this.pauses.isPaused(topic, partition)) {
         failures += 1;
-        await this.backOff(failures, payload);
+        await this.backOff(failures, client, payload);
       }
-      await heartbeat();
     }
   }
 
-  /** Waits before a retry while keeping the group session alive; cut short by stop or a rebalance. */
-  private async backOff(failures: number, { heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  /** Waits before a retry; cut short by stop or a rebalance. */
+  private async backOff(failures: number, client: KafkaJsConsumer, payload: EachBatchPayload): Promise<void> {
     const deadline = Date.now() + backoffDelay(this.host.settings.errorBackoff, failures);
-    while (Date.now() < deadline && isRunning() && !isStale()) {
+    while (Date.now() < deadline && this.owns(client, payload)) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, deadline - Date.now())));
-      await heartbeat();
     }
   }
 }

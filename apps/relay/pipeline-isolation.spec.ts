@@ -1,0 +1,146 @@
+import { expect } from 'chai';
+import { describeEachBackend } from '../../libs/testing/backend-targets.js';
+import { hang, respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { sampleSum } from './exposition-samples.js';
+import { eventually, startRelayHarness, type RelayHarness } from './relay-test-harness.js';
+
+/**
+ * Events measured per phase, posted open loop (one every PACE_MS, not waiting for answers) as a provider
+ * would. The pace spreads the second phase over ~8 s: the hanging destination gets one request of the
+ * source at a time (per-source order), so its circuit opens only after a few timeouts of 1 s (opossum's
+ * volume threshold of 5 attempts), and the phase must cover both the hang and the open circuit.
+ */
+const EVENTS = 200;
+const WARM_UP_EVENTS = 50;
+const PACE_MS = 40;
+/**
+ * The healthy destination may get twice its p99 without the hanging one, plus this much: its p99 is a few
+ * milliseconds on the embedded log, where one scheduler hiccup or checkpoint would otherwise fail the
+ * comparison without saying anything about isolation. A destination that waited on the hanging one
+ * would lose about its whole timeout (1 s), far beyond either.
+ */
+const ABSOLUTE_MARGIN_MS = 20;
+/** The bad destination's timeout; its requests hang until it. */
+const BAD_TIMEOUT_MS = 1000;
+
+/** Nearest-rank percentile. */
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+describeEachBackend('a hanging destination does not slow another destination of the same source', (target) => {
+  const kafka = target.name.includes('Kafka');
+  const settleMs = kafka ? 40_000 : 10_000;
+  let harness: RelayHarness;
+  const sinks: HttpSink[] = [];
+
+  before(async function () {
+    this.timeout(60_000);
+    harness = await startRelayHarness(this, target);
+  });
+  after(async function () {
+    this.timeout(30_000);
+    await Promise.all(sinks.map((sink) => sink.close()));
+    await harness?.stop();
+  });
+
+  async function sink() {
+    const started = await startHttpSink([respond(200)]);
+    sinks.push(started);
+    return started;
+  }
+
+  async function create(path: string, body: object): Promise<string> {
+    const created = await harness.api('POST', path, { body });
+    expect(created.status, created.text).to.equal(201);
+    return created.body.id as string;
+  }
+
+  async function eventIdsAt(receiver: HttpSink, eventIds: readonly string[]) {
+    const wanted = new Set(eventIds);
+    await eventually(
+      async () => (receiver.requests.filter((request) => wanted.has(String(request.headers['x-relay-event-id']))).length >= wanted.size ? true : undefined),
+      settleMs,
+      `${wanted.size} deliveries at ${receiver.url}`,
+    );
+  }
+
+  /**
+   * Posts `count` events open loop and returns each one's ingest-to-delivery latency at `receiver`:
+   * the receiver's clock when the request arrived minus the moment the ingest request was started.
+   */
+  async function measuredLatencies(slug: string, receiver: HttpSink, count: number, tag: string): Promise<number[]> {
+    const postedAt = new Map<string, number>();
+    const posts: Promise<void>[] = [];
+    for (let n = 0; n < count; n += 1) {
+      const startedAt = Date.now();
+      posts.push(
+        harness.api('POST', `/ingest/default/${slug}`, { key: null, rawBody: JSON.stringify({ tag, n }), headers: { 'content-type': 'application/json' } }).then((response) => {
+          expect(response.status, response.text).to.equal(200);
+          postedAt.set(response.body.eventId as string, startedAt);
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, PACE_MS));
+    }
+    await Promise.all(posts);
+    await eventIdsAt(receiver, [...postedAt.keys()]);
+    return receiver.requests
+      .filter((request) => postedAt.has(String(request.headers['x-relay-event-id'])))
+      .map((request) => request.receivedAt - postedAt.get(String(request.headers['x-relay-event-id']))!);
+  }
+
+  it(`keeps the p99 ingest-to-delivery latency of the healthy one within 2x + ${ABSOLUTE_MARGIN_MS} ms while the hanging one's circuit opens`, async function () {
+    this.timeout(settleMs * 6);
+    const healthy = await sink();
+    const bad = await sink();
+    const sourceId = await create('/api/sources', { name: 'Shop', slug: 'shop' });
+    const healthyId = await create('/api/destinations', { name: 'Healthy', url: healthy.url });
+    await create('/api/routes', { sourceId, destinationId: healthyId });
+    // The bad destination exists (and is subscribed to) in both phases, so the only difference between
+    // them is the route; on Kafka a new destination topic means a group rebalance, which must not fall
+    // into either measurement. A probe source proves the subscription before anything is measured.
+    const badId = await create('/api/destinations', { name: 'Hanging', url: bad.url, timeoutMs: BAD_TIMEOUT_MS });
+    const probeId = await create('/api/sources', { name: 'Probe', slug: 'probe' });
+    await create('/api/routes', { sourceId: probeId, destinationId: badId });
+    const probe = await harness.api('POST', '/ingest/default/probe', { key: null, rawBody: '{"probe":1}', headers: { 'content-type': 'application/json' } });
+    expect(probe.status, probe.text).to.equal(200);
+    await bad.waitForRequests(1, settleMs);
+
+    await measuredLatencies('shop', healthy, WARM_UP_EVENTS, 'warm-up');
+    const alone = await measuredLatencies('shop', healthy, EVENTS, 'alone');
+
+    bad.setBehaviour([hang()]);
+    await create('/api/routes', { sourceId, destinationId: badId });
+    const beside = await measuredLatencies('shop', healthy, EVENTS, 'beside-hanging');
+
+    const p99Alone = percentile(alone, 99);
+    const p99Beside = percentile(beside, 99);
+    const bound = 2 * p99Alone + ABSOLUTE_MARGIN_MS;
+    console.log(
+      `      healthy destination, ${EVENTS} events every ${PACE_MS} ms: p50/p99 alone ${percentile(alone, 50)}/${p99Alone} ms, ` +
+        `beside the hanging one ${percentile(beside, 50)}/${p99Beside} ms (bound ${bound} ms); ` +
+        `the hanging one got ${bad.requests.length - 1} requests before its circuit opened`,
+    );
+
+    // The scenario happened: the bad destination's requests hung until its timeout and its circuit opened,
+    // after which its jobs wait in its paused topic instead of being sent into the hang one after another.
+    const metrics = await (await fetch(`${harness.relay.url}/metrics`)).text();
+    expect(sampleSum(metrics, 'relay_circuit_state', { destination: badId, state: 'open' }), 'circuit of the hanging destination').to.equal(1);
+    const sentWhileOpen = bad.requests.length;
+    await new Promise((resolve) => setTimeout(resolve, 2 * BAD_TIMEOUT_MS));
+    expect(bad.requests.length, 'requests to the hanging destination while its circuit is open').to.equal(sentWhileOpen);
+    // Each request it received (after the probe) hung until the timeout and is recorded as such.
+    const hungRequests = bad.requests.length - 1;
+    await eventually(async () => {
+      const [row] = await harness.relay.store.sql.all<{ count: number | string }>(
+        "SELECT COUNT(*) AS count FROM attempts WHERE destination_id = ? AND error_kind = 'timeout'",
+        [badId],
+      );
+      return Number(row!.count) === hungRequests ? true : undefined;
+    }, settleMs, `${hungRequests} timed-out attempts recorded at the hanging destination`);
+
+    expect(beside).to.have.length(EVENTS);
+    expect(p99Beside, `p99 beside the hanging destination (alone: ${p99Alone} ms)`).to.be.at.most(bound);
+  });
+});

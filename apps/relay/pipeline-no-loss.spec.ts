@@ -1,0 +1,244 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import net from 'node:net';
+import { dedupKeys } from '../../libs/dedup/dedup-keys.js';
+import { newId } from '../../libs/ids/ids.js';
+import { destinationTopic } from '../../libs/pipeline/delivery-job.js';
+import { INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
+import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
+import type { Store } from '../../libs/store/store.js';
+import { describeEachBackend } from '../../libs/testing/backend-targets.js';
+import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { DELIVERER_GROUP } from '../deliverer/deliverer.js';
+import { ROUTER_GROUP } from '../router/router-consumer.js';
+import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, waitFor, type Pipeline } from './pipeline-fixture.js';
+import { startRelayProcess, tempDataDir, type RelayProcess } from './relay-process.js';
+import { eventually, startRelayHarness, type RelayHarness } from './relay-test-harness.js';
+
+/**
+ * The `200` promise under crashes: an all-in-one relay process on the embedded default is killed with
+ * SIGKILL ten times while webhooks are ingested, and restarted each time on the same port and data
+ * directory. Every webhook the gateway acknowledged must reach the destination at least once. The kills
+ * land anywhere; the one window they found (between the dedup claim and the append to the log) is also
+ * pinned down deterministically below.
+ */
+const WEBHOOKS = 10_000;
+const KILLS = 10;
+/** Webhooks in flight at once: a provider retrying with modest concurrency. */
+const SENDERS = 16;
+/** Between tries of a webhook that was not acknowledged (the process is down or starting). */
+const RETRY_PAUSE_MS = 20;
+
+/** A port that is free now, so every restart listens where the senders keep knocking. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+type Answer = { acknowledged: true; eventId: string; status: 'received' | 'duplicate' } | { acknowledged: false };
+
+/** One try: only `200` with `received` or `duplicate` is an acknowledgement; anything else is tried again. */
+async function tryOnce(url: string, body: string): Promise<Answer> {
+  let response: Response;
+  try {
+    response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  } catch {
+    // Refused or reset: the process is down or was killed with this request in flight.
+    return { acknowledged: false };
+  }
+  const text = await response.text().catch(() => undefined);
+  // Killed while the answer was on its way: not acknowledged as far as the provider can tell.
+  if (text === undefined) return { acknowledged: false };
+  if (response.status === 200) {
+    const answer = JSON.parse(text) as { eventId: string; status: string };
+    if (answer.status === 'received' || answer.status === 'duplicate') return { acknowledged: true, eventId: answer.eventId, status: answer.status };
+  }
+  // A refusal that a retry cannot change means the test itself is wrong; stop rather than spin.
+  if (response.status >= 400 && response.status < 500 && response.status !== 429) throw new Error(`ingest answered ${response.status}: ${text}`);
+  return { acknowledged: false };
+}
+
+describe('an all-in-one relay process killed with SIGKILL while it ingests [embedded log + SQLite]', function () {
+  // About a minute on a 2-CPU machine; generous because CI machines vary.
+  this.timeout(600_000);
+  let dataDir: string;
+  let env: Record<string, string>;
+  let sink: HttpSink;
+  let relay: RelayProcess | undefined;
+  let store: Store | undefined;
+  let pipeline: Pipeline;
+  let failed = false;
+
+  before(async function () {
+    dataDir = tempDataDir();
+    sink = await startHttpSink([respond(200)]);
+    env = {
+      PORT: String(await freePort()),
+      RELAY_DATA_DIR: dataDir,
+      RELAY_API_KEY: API_KEY,
+      RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY,
+      RELAY_RETRY_JITTER: '0',
+      // 10,000 requests per second per source: the plan's rate limit is not what this is about.
+      RELAY_DEFAULT_PLAN: 'enterprise',
+    };
+    relay = await startRelayProcess('all', env);
+    pipeline = await configurePipeline(relay.url, `${sink.url}/hooks`);
+  });
+
+  afterEach(function () {
+    failed ||= this.currentTest?.state === 'failed';
+  });
+
+  after(async function () {
+    if (failed && relay) console.log(`\n--- relay output (tail) ---\n${relay.output().slice(-4000)}`);
+    await relay?.kill();
+    await store?.close();
+    await sink?.close();
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it(`delivers every acknowledged webhook of ${WEBHOOKS} at least once across ${KILLS} kills, and leaves no delivery pending`, async function () {
+    const startedAt = Date.now();
+    const ingestUrl = `${relay!.url}${pipeline.ingestPath}`;
+    const run = Date.now().toString(36);
+    /** eventId -> marker of the webhook it acknowledged. */
+    const acknowledged = new Map<string, string>();
+    /** Events acknowledged only by a `duplicate` answer to a retry (the first try's answer was lost). */
+    const acknowledgedAsDuplicate = new Set<string>();
+    let tries = 0;
+    let next = 0;
+    const sender = async () => {
+      while (next < WEBHOOKS) {
+        const marker = `${run}-${next++}`;
+        const body = JSON.stringify({ marker, order: { lines: 3, note: 'no loss' } });
+        for (;;) {
+          tries += 1;
+          const answer = await tryOnce(ingestUrl, body);
+          if (answer.acknowledged) {
+            // A retry answered `duplicate` names the event its first try created: the same marker.
+            const known = acknowledged.get(answer.eventId);
+            expect(known ?? marker, `event ${answer.eventId} acknowledged for two webhooks`).to.equal(marker);
+            acknowledged.set(answer.eventId, marker);
+            if (answer.status === 'duplicate') acknowledgedAsDuplicate.add(answer.eventId);
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+        }
+      }
+    };
+    const load = Promise.all(Array.from({ length: SENDERS }, sender));
+    // Observed at `await load`; until then a sender's failure must not count as unhandled.
+    load.catch(() => undefined);
+
+    const downtimes: number[] = [];
+    for (let kill = 1; kill <= KILLS; kill += 1) {
+      // Spread over the load, the last one well before its end.
+      await waitFor(`acknowledgements before kill ${kill}`, async () => acknowledged.size, (count) => count >= (kill * WEBHOOKS) / (KILLS + 1), 120_000);
+      const killedAt = Date.now();
+      await relay!.kill();
+      relay = await startRelayProcess('all', env);
+      downtimes.push(Date.now() - killedAt);
+    }
+    await load;
+    const ingestedAt = Date.now();
+
+    const deliveredIds = () => new Set(sink.requests.map((request) => String(request.headers['x-relay-event-id'])));
+    await waitFor(
+      `every acknowledged webhook (${acknowledged.size}) at the destination; read: those that have not arrived`,
+      async () => {
+        const delivered = deliveredIds();
+        const missing = [...acknowledged.keys()].filter((eventId) => !delivered.has(eventId));
+        return { missing: missing.length, acknowledgedAsDuplicate: missing.filter((eventId) => acknowledgedAsDuplicate.has(eventId)).length, first: missing.slice(0, 5) };
+      },
+      ({ missing }) => missing === 0,
+      180_000,
+    );
+    store = await openSharedStore(env);
+    const statuses = await waitFor(
+      'every delivery to settle; read: deliveries by status',
+      async () => Object.fromEntries((await store!.sql.all<{ status: string; count: number }>('SELECT status, COUNT(*) AS count FROM deliveries GROUP BY status')).map((row) => [row.status, Number(row.count)])),
+      (counts) => !counts.pending && !counts.retrying,
+      60_000,
+    );
+
+    const deliveriesPerEvent = new Map<string, number>();
+    const eventsPerMarker = new Map<string, Set<string>>();
+    for (const request of sink.requests) {
+      const eventId = String(request.headers['x-relay-event-id']);
+      deliveriesPerEvent.set(eventId, (deliveriesPerEvent.get(eventId) ?? 0) + 1);
+      const { marker } = JSON.parse(request.body.toString('utf8')) as { marker: string };
+      if (acknowledged.has(eventId)) expect(marker, `body delivered for ${eventId}`).to.equal(acknowledged.get(eventId));
+      eventsPerMarker.set(marker, (eventsPerMarker.get(marker) ?? new Set()).add(eventId));
+    }
+    const redelivered = [...deliveriesPerEvent.values()].filter((count) => count > 1).length;
+    const duplicateRequests = sink.requests.length - deliveriesPerEvent.size;
+    const markersAsSeveralEvents = [...eventsPerMarker.values()].filter((ids) => ids.size > 1).length;
+    const events = await store.sql.all<{ id: string; status: string }>('SELECT id, status FROM events');
+    const eventStatus = new Map(events.map((event) => [event.id, event.status]));
+    console.log(
+      `      ${acknowledged.size} acknowledged (${acknowledgedAsDuplicate.size} only by a duplicate answer to a retry) in ${tries} tries over ${((ingestedAt - startedAt) / 1000).toFixed(1)} s, ` +
+        `${KILLS} kills (down ${Math.min(...downtimes)}..${Math.max(...downtimes)} ms each); all delivered after ${((Date.now() - startedAt) / 1000).toFixed(1)} s. ` +
+        `Sink: ${sink.requests.length} requests, ${duplicateRequests} duplicates (${redelivered} events delivered more than once, one up to ${Math.max(...deliveriesPerEvent.values())} times), ` +
+        `${markersAsSeveralEvents} webhooks stored as more than one event; ${events.length} events stored; deliveries ${JSON.stringify(statuses)}`,
+    );
+
+    expect(acknowledged.size).to.equal(WEBHOOKS);
+    expect([...acknowledged.keys()].filter((eventId) => eventStatus.get(eventId) !== 'delivered'), 'acknowledged events not stored as delivered').to.deep.equal([]);
+    expect(Object.keys(statuses), 'delivery statuses').to.deep.equal(['delivered']);
+  });
+});
+
+describeEachBackend('a duplicate answer keeps the 200 promise', (target) => {
+  let harness: RelayHarness;
+  let sink: HttpSink;
+
+  before(async function () {
+    this.timeout(60_000);
+    harness = await startRelayHarness(this, target);
+    sink = await startHttpSink([respond(200)]);
+  });
+  after(async function () {
+    this.timeout(30_000);
+    await sink?.close();
+    await harness?.stop();
+  });
+
+  it("when the first request's event never reached the log (killed between its dedup claim and its append), a retry answered duplicate gets it delivered, once", async function () {
+    const settleMs = target.name.includes('Kafka') ? 40_000 : 10_000;
+    this.timeout(settleMs * 3);
+    const source = await harness.api('POST', '/api/sources', { body: { name: 'Lost', slug: 'lost', dedupEnabled: false } });
+    expect(source.status, source.text).to.equal(201);
+    const destination = await harness.api('POST', '/api/destinations', { body: { name: 'Sink', url: sink.url } });
+    expect(destination.status, destination.text).to.equal(201);
+    expect((await harness.api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: destination.body.id } })).status).to.equal(201);
+    const body = '{"order":"lost at the worst moment"}';
+    // What the kill left behind: the body's key claimed for an event the log never got.
+    const lostEventId = newId('evt');
+    const keys = dedupKeys({ source: source.body, rawBody: Buffer.from(body), headers: {} });
+    expect(await createDedupLedger(harness.relay.store.sql).claim(source.body.id, keys, lostEventId, Date.now())).to.equal(null);
+    const ingest = () => harness.api('POST', '/ingest/default/lost', { key: null, rawBody: body, headers: { 'content-type': 'application/json' } });
+
+    const retry = await ingest();
+    expect(retry.body).to.deep.equal({ eventId: lostEventId, status: 'duplicate' });
+    await sink.waitForRequests(1, settleMs);
+    expect(sink.requests[0]!.headers['x-relay-event-id']).to.equal(lostEventId);
+    expect(sink.requests[0]!.body.toString()).to.equal(body);
+
+    // Another duplicate of the event, now stored: its copy adds no second job.
+    expect((await ingest()).body).to.deep.equal({ eventId: lostEventId, status: 'duplicate' });
+    const admin = harness.relay.broker.admin();
+    await eventually(async () => ((await admin.lag(ROUTER_GROUP, [INGEST_TOPIC])).every((partition) => partition.lag === 0) ? true : undefined), settleMs, 'the router to take both copies');
+    const jobs = (await admin.lag(DELIVERER_GROUP, [destinationTopic(destination.body.id)])).reduce((sum, partition) => sum + Number(partition.end), 0);
+    expect(jobs, 'delivery jobs published for the event').to.equal(1);
+    await eventually(async () => {
+      const [event] = await harness.relay.store.sql.all<{ status: string }>('SELECT status FROM events WHERE id = ?', [lostEventId]);
+      return event?.status === 'delivered' ? true : undefined;
+    }, settleMs, `event ${lostEventId} stored as delivered`);
+  });
+});
