@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
-import net from 'node:net';
 import { dedupKeys } from '../../libs/dedup/dedup-keys.js';
 import { newId } from '../../libs/ids/ids.js';
 import { destinationTopic } from '../../libs/pipeline/delivery-job.js';
@@ -8,6 +7,7 @@ import { INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
 import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
 import type { Store } from '../../libs/store/store.js';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
+import { unusedLoopbackPort } from '../../libs/testing/free-port.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { DELIVERER_GROUP } from '../deliverer/deliverer.js';
 import { ROUTER_GROUP } from '../router/router-consumer.js';
@@ -29,17 +29,6 @@ const SENDERS = 16;
 /** Between tries of a webhook that was not acknowledged (the process is down or starting). */
 const RETRY_PAUSE_MS = 20;
 
-/** A port that is free now, so every restart listens where the senders keep knocking. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 type Answer = { acknowledged: true; eventId: string; status: 'received' | 'duplicate' } | { acknowledged: false };
 
@@ -79,7 +68,7 @@ describe('an all-in-one relay process killed with SIGKILL while it ingests [embe
     dataDir = tempDataDir();
     sink = await startHttpSink([respond(200)]);
     env = {
-      PORT: String(await freePort()),
+      PORT: String(await unusedLoopbackPort()),
       RELAY_DATA_DIR: dataDir,
       RELAY_API_KEY: API_KEY,
       RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY,

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { unusedLoopbackPort } from '../testing/kafka-mock.js';
+import { unusedLoopbackPort } from '../testing/free-port.js';
 import { createBroker } from './create-broker.js';
 import { EMBEDDED_LOG_FILE } from './embedded/embedded-broker.js';
 import { BrokerUnavailableError } from './errors.js';

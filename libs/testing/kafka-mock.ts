@@ -1,5 +1,4 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 
 /**
  * librdkafka's in-process mock cluster, hosted by a `kcat` consumer (Debian package `kcat`). It speaks the
@@ -85,14 +84,3 @@ function terminate(child: ChildProcess): Promise<void> {
   });
 }
 
-/** A loopback port nothing listens on now: for a Kafka container's fixed advertised port, or an unreachable broker. */
-export function unusedLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -1,5 +1,5 @@
 import { GenericContainer, Wait, getContainerRuntimeClient, type StartedTestContainer } from 'testcontainers';
-import { unusedLoopbackPort } from '../../testing/kafka-mock.js';
+import { unusedLoopbackPort } from '../../testing/free-port.js';
 import { describeBrokerContract } from '../broker-contract.js';
 import { connectKafkaBroker } from './kafka-broker.js';
 
