@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Broker } from '../../libs/broker/broker.js';
+import type { Broker, OutgoingMessage } from '../../libs/broker/broker.js';
 import { createBroker } from '../../libs/broker/create-broker.js';
 import type { Config } from '../../libs/config/config.js';
 import { UnavailableError } from '../../libs/errors/errors.js';
@@ -107,9 +107,10 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     closers.push(() => broker.close());
     await broker.admin().ensureTopics(CORE_TOPICS);
     const producer = broker.producer();
-    const publish = async (topic: string, message: Parameters<typeof producer.send>[1][number]) => {
+    // Every publish of the composition root's roles goes through here, so its latency is measured.
+    const publish = async (topic: string, messages: OutgoingMessage[]) => {
       const stopTimer = metrics.brokerPublishDuration.startTimer({ topic });
-      await producer.send(topic, [message]);
+      await producer.send(topic, messages);
       stopTimer();
     };
     const bootstrap = await bootstrapOrganization(store, config, logger);
@@ -137,14 +138,14 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       groupId: configGroupId(config),
       topics: [CONFIG_TOPIC],
       handleBatch: async (batch) => {
-        for (const change of await decodeRecords(batch.records, decodeConfigChange, (topic, messages) => producer.send(topic, messages))) applyChange(change);
+        for (const change of await decodeRecords(batch.records, decodeConfigChange, publish)) applyChange(change);
       },
     });
     await configConsumer.start();
     closers.push(() => configConsumer.stop());
     const announce = async (change: ConfigChange) => {
       applyChange(change);
-      await publish(CONFIG_TOPIC, encodeConfigChange(change));
+      await publish(CONFIG_TOPIC, [encodeConfigChange(change)]);
     };
     // Started recorder first and router last, so closing (in reverse) stops taking new work first and
     // lets the recorder store the outcomes of the deliverer's last requests.
@@ -176,7 +177,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       const router = createRouterConsumer(broker, {
         sql: store.sql,
         routesFor: routeTargets.forSource,
-        publish: (topic, messages) => producer.send(topic, messages),
+        publish,
         now: Date.now,
         secrets,
       });
@@ -208,7 +209,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
           logger,
           now: Date.now,
           announce,
-          publish: (topic, messages) => producer.send(topic, messages),
+          publish,
           routesFor: routeTargets.forSource,
           httpSender,
         }),
@@ -229,7 +230,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       const rateWindows = createRateWindows(store.sql);
       routers.push(
         ingestRouter({
-          deps: { resolveSource: resolver.get, dedup: ledger, rateWindows, publish, now: Date.now },
+          deps: { resolveSource: resolver.get, dedup: ledger, rateWindows, publish: (topic, message) => publish(topic, [message]), now: Date.now },
           metrics,
           trustProxy: config.trustProxy,
           publicUrl: config.publicUrl,
