@@ -1,5 +1,6 @@
 import type { OutgoingMessage } from '../../libs/broker/broker.js';
 import type { HttpSender } from '../../libs/delivery/send-request.js';
+import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import type { Logger } from '../../libs/logging/logger.js';
 import type { ConfigChange } from '../../libs/pipeline/config-change.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
@@ -17,6 +18,11 @@ export interface ApiDeps {
   now: () => number;
   /** Tells every process that cached configuration changed (gateway caches, deliverer subscriptions). */
   announce(change: ConfigChange): Promise<void>;
+  /**
+   * A destination's circuit as the deliverer in this process sees it. Deliverers in other processes do
+   * not report theirs yet; there it reads `closed`.
+   */
+  circuitState(destinationId: string): CircuitState;
   /** Publishes delivery jobs (replays); resolves once the broker holds them durably. */
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
   /** The destinations a source's events go to now (enabled routes), as the router resolves them. */

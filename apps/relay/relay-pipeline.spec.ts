@@ -151,6 +151,19 @@ describeEachBackend('relay pipeline end to end', (target) => {
     expect((await attemptsOf(downEvent))[0]!.error_kind).to.equal('connect');
   });
 
+  it("shows a destination's open circuit on the destination and its health once failures open it", async () => {
+    const receiver = await sink([respond(500)]);
+    const { slug, destinationIds } = await routedSource([{ url: receiver.url, retryPolicy: { maxRetries: 0 } }]);
+    for (let n = 0; n < 6; n += 1) await ingest(slug, `{"breaker":${n}}`);
+    const destination = await eventually(async () => {
+      const { body } = await harness.api('GET', `/api/destinations/${destinationIds[0]}`);
+      return body.circuitState === 'open' ? body : undefined;
+    }, settleMs, 'the circuit to open');
+    expect(destination.circuitState).to.equal('open');
+    const health = await harness.api('GET', `/api/destinations/${destinationIds[0]}/health`);
+    expect(health.body).to.include({ circuitState: 'open', status: 'failing' });
+  });
+
   it('stores an event with no routes as delivered with no deliveries', async () => {
     const { slug } = await routedSource([]);
     const eventId = await ingest(slug, 'plain text body', 'text/plain');

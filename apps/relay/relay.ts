@@ -212,6 +212,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
           publish,
           routesFor: routeTargets.forSource,
           httpSender,
+          circuitState: (destinationId) => deliverer?.circuitState(destinationId) ?? 'closed',
         }),
       );
       const janitor = createJanitor({

@@ -89,16 +89,17 @@ export async function destinationStatsByIds(sql: SqlClient, destinationIds: stri
 }
 
 /** The statistics shown on one destination. */
-export async function destinationStats(sql: SqlClient, destinationId: string, now: number): Promise<DestinationStats> {
-  const [totals, last] = await Promise.all([windowTotals(sql, [destinationId], now), lastActivity(sql, destinationId)]);
-  return { ...summaryStats(totals.get(destinationId)), lastDeliveryAt: last.lastAttemptAt };
+export async function destinationStats(deps: ApiDeps, destinationId: string): Promise<DestinationStats> {
+  const sql = deps.store.sql;
+  const [totals, last] = await Promise.all([windowTotals(sql, [destinationId], deps.now()), lastActivity(sql, destinationId)]);
+  return { ...summaryStats(totals.get(destinationId)), lastDeliveryAt: last.lastAttemptAt, circuitState: deps.circuitState(destinationId) };
 }
 
 /** SPEC 2.6 over the attempts of the last 24 hours; the last timestamps look further back. */
 export async function getDestinationHealth(deps: ApiDeps, tenant: Tenant, id: string) {
   const destination = await deps.store.destinations.get(tenant.org.id, id);
   if (!destination) throw new NotFoundError(`Destination ${id} not found`);
-  return destinationHealth(deps.store.sql, destination.id, deps.now());
+  return { ...(await destinationHealth(deps.store.sql, destination.id, deps.now())), circuitState: deps.circuitState(destination.id) };
 }
 
 async function destinationHealth(sql: SqlClient, destinationId: string, now: number) {
@@ -120,7 +121,5 @@ async function destinationHealth(sql: SqlClient, destinationId: string, now: num
     lastSuccessAt: isoTime(last.lastSuccessAt),
     lastFailureAt: isoTime(last.lastFailureAt),
     status: healthStatus(successRate),
-    // Breakers live in the deliverer processes; until they report their state, the view's default stands.
-    circuitState: NO_DELIVERIES.circuitState,
   };
 }

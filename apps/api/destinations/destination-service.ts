@@ -116,7 +116,7 @@ export async function createDestination(deps: ApiDeps, tenant: Tenant, input: Cr
 
 export async function getDestination(deps: ApiDeps, tenant: Tenant, id: string) {
   const row = await requireDestination(deps, tenant, id);
-  return destinationView(deps, row, await destinationStats(deps.store.sql, row.id, deps.now()));
+  return destinationView(deps, row, await destinationStats(deps, row.id));
 }
 
 export async function listDestinations(deps: ApiDeps, tenant: Tenant, query: PageQuery & { enabled?: boolean; search?: string }) {
@@ -149,7 +149,7 @@ export async function updateDestination(deps: ApiDeps, tenant: Tenant, id: strin
     throw error;
   }
   if (!updated) throw new NotFoundError(`Destination ${id} not found`);
-  return destinationView(deps, updated, await destinationStats(deps.store.sql, updated.id, deps.now()));
+  return destinationView(deps, updated, await destinationStats(deps, updated.id));
 }
 
 /** Removes the destination and its routes; its delivery history stays. */
