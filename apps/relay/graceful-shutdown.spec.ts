@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { Store } from '../../libs/store/store.js';
 import { BACKEND_TARGETS, type BackendLocation } from '../../libs/testing/backend-targets.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { waitFor } from '../../libs/testing/wait-for.js';
 import {
   API_KEY,
   configurePipeline,
@@ -9,7 +10,6 @@ import {
   ENCRYPTION_KEY,
   openSharedStore,
   postWebhook,
-  waitFor,
   type Pipeline,
 } from './pipeline-fixture.js';
 import { startRelayProcess, type RelayProcess } from './relay-process.js';

@@ -43,21 +43,6 @@ export async function postWebhook(gatewayUrl: string, pipeline: Pipeline, body: 
 }
 
 /** Polls `read` until `done` holds for its value; on timeout the error shows the last value read. */
-export async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: string;
-  for (;;) {
-    try {
-      const value = await read();
-      if (done(value)) return value;
-      last = JSON.stringify(value).slice(0, 500);
-    } catch (error) {
-      last = (error as Error).message;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last read: ${last}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** The store the processes share, opened by the test to read what the recorder wrote. */
 export function openSharedStore(env: Record<string, string>): Promise<Store> {

@@ -11,7 +11,8 @@ import { unusedLoopbackPort } from '../../libs/testing/free-port.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { DELIVERER_GROUP } from '../deliverer/deliverer.js';
 import { ROUTER_GROUP } from '../router/router-consumer.js';
-import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, waitFor, type Pipeline } from './pipeline-fixture.js';
+import { waitFor } from '../../libs/testing/wait-for.js';
+import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from './pipeline-fixture.js';
 import { startRelayProcess, tempDataDir, type RelayProcess } from './relay-process.js';
 import { eventually, startRelayHarness, type RelayHarness } from './relay-test-harness.js';
 

@@ -3,6 +3,7 @@ import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
 import type { BackendTarget } from '../../libs/testing/backend-targets.js';
+import { waitFor } from '../../libs/testing/wait-for.js';
 import { startRelay, type RunningRelay } from './relay.js';
 
 export const TEST_API_KEY = 'relay-test-key-0123456789';
@@ -41,12 +42,6 @@ export async function startRelayHarness(mocha: Context, target: BackendTarget, e
 }
 
 /** Polls until `probe` returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+export function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  return waitFor(what, probe, (value) => value !== undefined, timeoutMs, 25) as Promise<T>;
 }

@@ -4,6 +4,7 @@ import type { Store } from '../../libs/store/store.js';
 import { BACKEND_TARGETS, type BackendLocation } from '../../libs/testing/backend-targets.js';
 import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { sampleSum } from './exposition-samples.js';
+import { waitFor } from '../../libs/testing/wait-for.js';
 import {
   API_KEY,
   configurePipeline,
@@ -11,7 +12,6 @@ import {
   ENCRYPTION_KEY,
   openSharedStore,
   postWebhook,
-  waitFor,
   type Pipeline,
 } from './pipeline-fixture.js';
 import { startRelayProcess, type RelayProcess } from './relay-process.js';
