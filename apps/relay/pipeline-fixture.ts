@@ -42,8 +42,6 @@ export async function postWebhook(gatewayUrl: string, pipeline: Pipeline, body: 
   }
 }
 
-/** Polls `read` until `done` holds for its value; on timeout the error shows the last value read. */
-
 /** The store the processes share, opened by the test to read what the recorder wrote. */
 export function openSharedStore(env: Record<string, string>): Promise<Store> {
   return openStore({ dataDir: env.RELAY_DATA_DIR!, databaseUrl: env.DATABASE_URL });

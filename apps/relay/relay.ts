@@ -17,6 +17,7 @@ import { decodeRecords } from '../../libs/pipeline/decode-records.js';
 import { loadOrCreateKeyFile } from '../../libs/secrets/key-file.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
 import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
+import { createMemoryRateWindows } from '../../libs/store/memory-rate-windows.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { openStore, type Store } from '../../libs/store/store.js';
 import { ATTEMPTS_TOPIC } from '../../libs/pipeline/attempt-record.js';
@@ -85,7 +86,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     const store = await openStore({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
-      onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; the pool replaces it'),
+      onBackgroundError: (error) => logger.warn({ err: error }, 'Background database work failed (an idle connection, or a checkpoint); it is retried'),
     });
     closers.push(() => store.close());
     if (config.databaseUrl && !config.encryptionKey) {
@@ -198,6 +199,20 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       }
     };
     const routers: Router[] = [probeRouter(ready), metricsRouter(metrics.registry, config.metricsToken)];
+    // Ingest first: at ingest rates, its requests should not be matched against every API route on the way.
+    if (serves(config, 'gateway')) {
+      const ledger = createDedupLedger(store.sql);
+      // On the embedded log this process is the only gateway (the log has one owner), so memory counts exactly.
+      const rateWindows = config.kafkaBrokers ? createRateWindows(store.sql) : createMemoryRateWindows();
+      routers.push(
+        ingestRouter({
+          deps: { resolveSource: resolver.get, dedup: ledger, rateWindows, publish: (topic, message) => publish(topic, [message]), now: Date.now },
+          metrics,
+          trustProxy: config.trustProxy,
+          publicUrl: config.publicUrl,
+        }),
+      );
+    }
     if (serves(config, 'api')) {
       const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations });
       closers.push(() => httpSender.close());
@@ -225,18 +240,6 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       });
       janitor.start();
       closers.push(() => janitor.stop());
-    }
-    if (serves(config, 'gateway')) {
-      const ledger = createDedupLedger(store.sql);
-      const rateWindows = createRateWindows(store.sql);
-      routers.push(
-        ingestRouter({
-          deps: { resolveSource: resolver.get, dedup: ledger, rateWindows, publish: (topic, message) => publish(topic, [message]), now: Date.now },
-          metrics,
-          trustProxy: config.trustProxy,
-          publicUrl: config.publicUrl,
-        }),
-      );
     }
     const server = await startHttpServer(createHttpApp(routers, logger), { port: config.port, host: config.host });
     closers.push(() => server.close());

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { Role } from '../../libs/config/config.js';
 import type { Store } from '../../libs/store/store.js';
 import { BACKEND_TARGETS, type BackendLocation } from '../../libs/testing/backend-targets.js';
+import { apiClient } from '../../libs/testing/api-client.js';
 import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { sampleSum } from './exposition-samples.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
@@ -138,5 +139,24 @@ describe(`relay roles as separate processes [${kafkaPostgres.name}]`, function (
     }
     for (const gateway of gateways) expect((await count(gateway)).attempts, 'gateway').to.equal(0);
     expect((await count(byRole('deliverer')[0]!)).ingest, 'deliverer').to.equal(0);
+  });
+
+  it("holds a source's rate limit across both gateway processes", async function () {
+    const limit = 4;
+    const created = await apiClient(api.url, API_KEY)('POST', '/api/sources', {
+      body: { name: 'Limited', slug: 'limited', provider: 'generic', rateLimitPerMinute: limit },
+    });
+    expect(created.status, created.text).to.equal(201);
+    const ingestPath = new URL(created.body.webhookUrl).pathname;
+    // All requests in one minute window, so the limit is not counted afresh halfway through.
+    const leftOfMinute = 60_000 - (Date.now() % 60_000);
+    if (leftOfMinute < 5_000) await new Promise((resolve) => setTimeout(resolve, leftOfMinute + 50));
+    const statuses: number[] = [];
+    for (let n = 0; n < 10; n++) {
+      const response = await fetch(`${gateways[n % 2]!.url}${ingestPath}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n }) });
+      await response.arrayBuffer();
+      statuses.push(response.status);
+    }
+    expect(statuses).to.deep.equal([...Array<number>(limit).fill(200), ...Array<number>(10 - limit).fill(429)]);
   });
 });

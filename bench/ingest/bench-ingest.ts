@@ -8,6 +8,8 @@
  * Relay targets use the embedded default (SQLite store + embedded log in a temp dir), measured twice:
  * the gateway role alone (its own cost: every request verified, deduplicated and durably appended to
  * the log before 200), and all roles in one process, where the router stores every event meanwhile.
+ * Between them, the relay's HTTP shell with no ingest work (same Koa app and middleware, a route that
+ * reads the body and answers): the floor that Koa itself puts under the gateway's figures.
  *
  *   node --import tsx bench/ingest/bench-ingest.ts [--duration <s>] [--cpu-prof]
  *
@@ -39,7 +41,7 @@ function option(name: string): string | undefined {
 const durationSeconds = Number(option('--duration') ?? 10);
 const profileDir = process.argv.includes('--cpu-prof') ? fs.mkdtempSync(path.join(os.tmpdir(), 'ingest-profiles-')) : undefined;
 
-type TargetKind = 'bare' | 'all' | 'gateway';
+type TargetKind = 'bare' | 'shell' | 'all' | 'gateway';
 
 interface RunningTarget {
   ready: TargetReady;
@@ -47,7 +49,7 @@ interface RunningTarget {
 }
 
 function startTarget(kind: TargetKind): Promise<RunningTarget> {
-  const profiling = profileDir && kind !== 'bare' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, kind)}`] : [];
+  const profiling = profileDir && kind !== 'bare' && kind !== 'shell' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, kind)}`] : [];
   const child = fork(path.join(here, 'bench-target.ts'), [kind], { execArgv: ['--import', 'tsx', ...profiling] });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
@@ -151,6 +153,7 @@ const verdict = (name: string, f: Figures, bare: Figures) => {
 console.log(`ingest bench: ${CONNECTIONS} connections, ${durationSeconds} s per target after a ${WARMUP_SECONDS} s warm-up, ${BODY_BYTES} B unique signed bodies`);
 const bare = await measure('bare');
 print('bare node:http', bare);
+print('koa shell, no ingest work', await measure('shell'), bare);
 const gateway = await measure('gateway');
 print('gateway role alone', gateway, bare);
 const all = await measure('all');

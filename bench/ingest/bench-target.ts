@@ -1,6 +1,6 @@
 /**
  * One server under load for bench-ingest.ts, in a process of its own so that the load generator does
- * not share its CPU: `bare` (node:http that reads the body and answers 200), `all` or `gateway` (the
+ * not share its CPU: `bare` (node:http that reads the body and answers 200), `shell` (see below), `all` or `gateway` (the
  * embedded relay with a codehost source, see below). Reports `{url, path, secret}` over IPC; on `stop`
  * closes and reports what it stored.
  */
@@ -9,8 +9,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import Router from '@koa/router';
+import { readRawBody } from '../../apps/gateway/raw-body.js';
 import { startRelay } from '../../apps/relay/relay.js';
 import { loadConfig } from '../../libs/config/config.js';
+import { createHttpApp } from '../../libs/http/http-app.js';
+import { startHttpServer } from '../../libs/http/http-server.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
 import { apiClient } from '../../libs/testing/api-client.js';
@@ -60,6 +64,30 @@ async function startBare(): Promise<{ ready: TargetReady; stop(): Promise<Target
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      return { cpuMicrosPerRequest: cpuMicros(cpuAtStart) / answered };
+    },
+  };
+}
+
+/**
+ * `shell`: the gateway's HTTP shell alone, with nothing behind it: the same Koa app, middleware and
+ * server as the relay, and a route that reads the body as the gateway does and answers 200. The
+ * floor under the gateway's figures: what Koa and the shared middleware cost before any ingest work.
+ */
+async function startShell(): Promise<{ ready: TargetReady; stop(): Promise<TargetReport> }> {
+  let answered = 0;
+  const router = new Router();
+  router.post('/ingest/:org/:source', async (ctx) => {
+    await readRawBody(ctx.req, 1024 * 1024);
+    ctx.body = { eventId: 'evt_01jbench0000000000000000000', status: 'received' };
+    answered += 1;
+  });
+  const server = await startHttpServer(createHttpApp([router], createLogger({ level: 'silent' })), { port: 0, host: '127.0.0.1' });
+  const cpuAtStart = process.cpuUsage();
+  return {
+    ready: { url: server.url, path: '/ingest/bench/codehost', secret: SECRET },
+    async stop() {
+      await server.close();
       return { cpuMicrosPerRequest: cpuMicros(cpuAtStart) / answered };
     },
   };
@@ -117,8 +145,8 @@ async function startEmbeddedRelay(role: 'all' | 'gateway'): Promise<{ ready: Tar
 }
 
 const kind = process.argv[2];
-if (kind !== 'bare' && kind !== 'all' && kind !== 'gateway') throw new Error('usage: bench-target.ts bare|all|gateway');
-const target = kind === 'bare' ? await startBare() : await startEmbeddedRelay(kind);
+if (kind !== 'bare' && kind !== 'shell' && kind !== 'all' && kind !== 'gateway') throw new Error('usage: bench-target.ts bare|shell|all|gateway');
+const target = kind === 'bare' ? await startBare() : kind === 'shell' ? await startShell() : await startEmbeddedRelay(kind);
 process.send!({ ready: target.ready });
 process.on('message', async (message: { stop?: boolean }) => {
   if (!message.stop) return;

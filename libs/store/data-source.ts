@@ -64,6 +64,8 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
         db.pragma('busy_timeout = 5000');
         db.pragma('synchronous = NORMAL');
         db.pragma('foreign_keys = ON');
+        // The SQL client's checkpointer thread copies the WAL back; a commit here must not do it on the event loop.
+        db.pragma('wal_autocheckpoint = 0');
       },
     });
   }

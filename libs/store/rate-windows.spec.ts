@@ -1,24 +1,20 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../testing/store-targets.js';
+import { createMemoryRateWindows } from './memory-rate-windows.js';
 import { createRateWindows, type RateWindows } from './rate-windows.js';
 import { openStoreFixture, type StoreFixture } from './store-test-fixtures.js';
 
 const SECOND = 1000;
 const NOW = Date.UTC(2025, 0, 15, 12) + 250;
 
-describeEachStore('RateWindows', (target) => {
-  let fixture: StoreFixture;
+let bucketCount = 0;
+const bucket = () => `test:${++bucketCount}`;
+
+/** What every RateWindows adapter does, the store's and the in-memory one alike. */
+function countsLikeRateWindows(open: () => RateWindows): void {
   let windows: RateWindows;
-  let bucketCount = 0;
-  const bucket = () => `test:${++bucketCount}`;
-
-  before(async function () {
-    fixture = await openStoreFixture(this, target);
-    windows = createRateWindows(fixture.store.sql);
-  });
-
-  after(async () => {
-    await fixture?.close();
+  beforeEach(() => {
+    windows = open();
   });
 
   it('counts hits within a window and starts again at 1 in the next window', async () => {
@@ -45,6 +41,22 @@ describeEachStore('RateWindows', (target) => {
     ]);
     expect(counts).to.deep.equal([1, 1, 1, 2, 1]);
   });
+}
+
+describeEachStore('RateWindows', (target) => {
+  let fixture: StoreFixture;
+  let windows: RateWindows;
+
+  before(async function () {
+    fixture = await openStoreFixture(this, target);
+    windows = createRateWindows(fixture.store.sql);
+  });
+
+  after(async () => {
+    await fixture?.close();
+  });
+
+  countsLikeRateWindows(() => windows);
 
   it('purgeBefore deletes the windows that started before the time given', async () => {
     const b = bucket();
@@ -53,5 +65,18 @@ describeEachStore('RateWindows', (target) => {
     expect(await windows.purgeBefore(NOW - SECOND)).to.be.at.least(1);
     const rows = await fixture.store.sql.all<{ window_start: number }>('SELECT window_start FROM rate_windows WHERE bucket = ?', [b]);
     expect(rows.map((row) => Number(row.window_start))).to.deep.equal([NOW - (NOW % SECOND)]);
+  });
+});
+
+describe('RateWindows in memory', () => {
+  countsLikeRateWindows(createMemoryRateWindows);
+
+  it('purgeBefore forgets the windows that started before the time given and keeps the current ones', async () => {
+    const windows = createMemoryRateWindows();
+    const [old, current] = [bucket(), bucket()];
+    await windows.hit(old, SECOND, NOW - 10 * SECOND);
+    await windows.hit(current, SECOND, NOW);
+    expect(await windows.purgeBefore(NOW - SECOND)).to.equal(1);
+    expect(await windows.hit(current, SECOND, NOW)).to.equal(2);
   });
 });

@@ -87,7 +87,7 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export async function openStore(options: DataSourceOptions & Pick<SqlClientOptions, 'onIdleError'>): Promise<Store> {
+export async function openStore(options: DataSourceOptions & Pick<SqlClientOptions, 'onBackgroundError'>): Promise<Store> {
   const dataSource = await openDataSource(options);
   const sql = openSqlClient(options);
   return {

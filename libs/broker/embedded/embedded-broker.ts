@@ -16,7 +16,7 @@ import { BrokerRequestError, BrokerUnavailableError, MessageTooLargeError } from
 import { partitionFor } from '../partitioner.js';
 import { silentLogger } from '../silent-logger.js';
 import { assertTopicName } from '../topic-name.js';
-import { Checkpointer } from './checkpointer.js';
+import { Checkpointer } from '../../sqlite/wal-checkpointer.js';
 import { ConsumerGroup } from './consumer-group.js';
 import { EmbeddedConsumer, type ConsumerHost } from './embedded-consumer.js';
 import { GroupCommit } from './group-commit.js';
@@ -87,7 +87,9 @@ class EmbeddedBroker implements Broker, ConsumerHost {
       throw error;
     }
     this.commits = new GroupCommit(this.store, (appended) => this.wake(appended));
-    this.checkpointer = Checkpointer.start({ file, fsync, ...CHECKPOINT }, this.commits, this.logger);
+    this.checkpointer = Checkpointer.start({ file, synchronous: fsync === 'full' ? 'FULL' : 'NORMAL', ...CHECKPOINT }, this.commits, (error) =>
+      this.logger.warn({ err: error, file }, 'Embedded log checkpoint failed'),
+    );
     this.retention = new Retention(this.store, { ...DEFAULT_RETENTION, ...options.retention }, this.logger, () =>
       [...this.members].map((member) => member.groupId),
     );

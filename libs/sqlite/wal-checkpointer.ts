@@ -1,9 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { BrokerLogger } from '../broker.js';
-import type { FsyncMode } from './log-store.js';
 
-/** How the checkpointer pauses the log's writer (without blocking the event loop) for a final short pass. */
+/** How the checkpointer pauses the database's writer (without blocking the event loop) for a final short pass. */
 export interface WriterControl {
   hold(): void;
   release(): void;
@@ -11,7 +9,8 @@ export interface WriterControl {
 
 export interface CheckpointerOptions {
   file: string;
-  fsync: FsyncMode;
+  /** The `synchronous` setting of the checkpointing connection: FULL makes each pass fsync as the writer does. */
+  synchronous: 'NORMAL' | 'FULL';
   /** How often the WAL is copied back. */
   intervalMs: number;
   /** WAL frames above which the writer is held once, so the WAL can be fully copied back and start over. */
@@ -63,8 +62,8 @@ parentPort.on('message', (message) => {
 type WorkerMessage = { type: 'hold' } | { type: 'release' } | { type: 'error'; message: string };
 
 /**
- * Copies the log's WAL back into the database file from a worker thread, so the copy and its fsync never
- * stall appends on the event loop (the main connection runs with automatic checkpoints off).
+ * Copies a SQLite database's WAL back into its file from a worker thread, so the copy and its fsync never
+ * stall writes on the event loop (the writing connections run with automatic checkpoints off).
  */
 export class Checkpointer {
   private readonly exited: Promise<void>;
@@ -79,13 +78,14 @@ export class Checkpointer {
     void this.exited.then(() => this.release());
   }
 
-  static start(options: CheckpointerOptions, writer: WriterControl, logger: BrokerLogger): Checkpointer {
+  /** `onError` hears of failed passes and of the thread stopping; checkpoints then wait for the next start. */
+  static start(options: CheckpointerOptions, writer: WriterControl, onError: (error: Error) => void): Checkpointer {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
         file: options.file,
-        synchronous: options.fsync === 'full' ? 'FULL' : 'NORMAL',
+        synchronous: options.synchronous,
         intervalMs: options.intervalMs,
         restartFrames: options.restartFrames,
       },
@@ -94,9 +94,9 @@ export class Checkpointer {
     worker.on('message', (message: WorkerMessage) => {
       if (message.type === 'hold') checkpointer.hold();
       else if (message.type === 'release') checkpointer.release();
-      else logger.warn({ file: options.file }, `Embedded log checkpoint failed: ${message.message}`);
+      else onError(new Error(`Checkpoint of ${options.file} failed: ${message.message}`));
     });
-    worker.on('error', (error) => logger.error({ err: error, file: options.file }, 'Embedded log checkpointer stopped'));
+    worker.on('error', (error) => onError(new Error(`The checkpointer of ${options.file} stopped: ${error.message}`, { cause: error })));
     // Unreferenced while it works, so it never keeps a process alive.
     worker.unref();
     return checkpointer;
