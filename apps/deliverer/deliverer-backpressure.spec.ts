@@ -4,16 +4,21 @@ import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-s
 import { startDelivererHarness, type DelivererHarness } from './deliverer-test-harness.js';
 
 const RESET_TIMEOUT_MS = 600;
+const RETRY_POLICY = { maxRetries: 5, initialDelay: 1500, maxDelay: 10_000, backoffMultiplier: 1 };
 
 describe('deliverer: backpressure', function () {
   let h: DelivererHarness;
   let failing: HttpSink;
   let healthy: HttpSink;
 
-  beforeEach(async function () {
+  const startHarness = async (maxInFlightPerSource?: number) => {
     h = await startDelivererHarness({
       breakerOptions: { volumeThreshold: 3, errorThresholdPercentage: 50, resetTimeoutMs: RESET_TIMEOUT_MS, rollingCountTimeoutMs: 10_000 },
+      maxInFlightPerSource,
     });
+  };
+
+  beforeEach(async function () {
     failing = await startHttpSink();
     healthy = await startHttpSink();
   });
@@ -25,11 +30,10 @@ describe('deliverer: backpressure', function () {
   });
 
   it('opens the circuit after failures and pauses only that destination, while another destination keeps flowing, and the wait costs no retry', async function () {
+    // One request at a time, so the circuit opens between two records of one batch.
+    await startHarness(1);
     failing.setBehaviour([respond(500), respond(500), respond(500), respond(200)]);
-    const troubled = await h.addDestination({
-      url: failing.url,
-      retryPolicy: { maxRetries: 5, initialDelay: 1500, maxDelay: 10_000, backoffMultiplier: 1 },
-    });
+    const troubled = await h.addDestination({ url: failing.url, retryPolicy: RETRY_POLICY });
     const steady = await h.addDestination({ url: healthy.url });
     // One batch: the circuit opens while jobs 4 and 5 are still in it.
     const jobs = [];
@@ -68,7 +72,39 @@ describe('deliverer: backpressure', function () {
     expect(troubledAttempts).to.have.length(8);
   });
 
+  it('when the circuit opens under a window of requests in flight, records each of them once and starts nothing more until the trial, using no retry', async function () {
+    await startHarness(4);
+    // The first four, all in flight at once, fail: the circuit opens while their answers come in.
+    failing.setBehaviour((_request, index) => (index < 4 ? respond(500, { delayMs: 100 }) : respond(200)));
+    const troubled = await h.addDestination({ url: failing.url, retryPolicy: RETRY_POLICY });
+    const jobs = [];
+    for (let n = 1; n <= 8; n += 1) jobs.push(h.jobFor(troubled.id));
+    await h.broker.producer().send(destinationTopic(troubled.id), jobs.map((job) => encodeDeliveryJob(job, Buffer.from('{}'))));
+
+    await h.attempts.waitFor(4, (attempt) => attempt.statusCode === 500);
+    expect(h.deliverer.circuitState(troubled.id)).to.equal('open');
+    for (const job of jobs.slice(0, 4)) {
+      const attempts = await h.attemptsOf(job.deliveryId, 2, 4000);
+      expect(attempts.map((attempt) => [attempt.attemptNumber, attempt.statusCode])).to.deep.equal([
+        [1, 500],
+        [2, 200],
+      ]);
+    }
+    for (const job of jobs.slice(4)) {
+      const [attempt] = await h.attemptsOf(job.deliveryId, 1, 4000);
+      expect(attempt).to.include({ attemptNumber: 1, deliveryStatus: 'delivered' });
+    }
+    // Among first attempts (retries come later anyway): the ones started before the circuit opened, the wait, the trial and the rest.
+    const times = failing.requests.filter((request) => request.headers['x-relay-attempt'] === '1').map((request) => request.receivedAt);
+    const longestPause = Math.max(...times.slice(1).map((at, n) => at - times[n]!));
+    expect(longestPause, 'the wait for half open').to.be.at.least(RESET_TIMEOUT_MS - 20);
+    const troubledAttempts = h.attempts.items.filter((attempt) => attempt.destinationId === troubled.id);
+    expect(troubledAttempts, 'one attempt record per request, none for the wait').to.have.length(failing.requests.length);
+    expect(troubledAttempts).to.have.length(12);
+  });
+
   it('spaces deliveries to the destination rate limit by pausing its topic, uses up no retry, and does not slow other destinations', async function () {
+    await startHarness();
     const limited = await h.addDestination({ url: failing.url, rateLimitPerMinute: 600 });
     const unlimited = await h.addDestination({ url: healthy.url });
     failing.setBehaviour([respond(200)]);

@@ -59,6 +59,7 @@ export class Collected<T> {
 export interface HarnessOptions {
   breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange'>;
   maxInFlight?: number;
+  maxInFlightPerSource?: number;
 }
 
 export interface DestinationSettings extends Partial<Omit<DestinationRow, 'authConfigSealed' | 'signingSecretSealed'>> {
@@ -112,6 +113,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
     logger: quietLogger,
     jitter: 0,
     maxInFlight: options.maxInFlight,
+    maxInFlightPerSource: options.maxInFlightPerSource,
     breakerOptions: options.breakerOptions,
   });
 

@@ -1,7 +1,7 @@
 import type { BatchOutcome, Broker, Consumer, RecordBatch } from '../../libs/broker/broker.js';
 import { createCircuitBreakers, type CircuitBreakersOptions, type CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import { RETRY_TIER_TOPICS } from '../../libs/delivery/retry-schedule.js';
-import type { HttpSender } from '../../libs/delivery/send-request.js';
+import { DEFAULT_CONNECTIONS_PER_ORIGIN, type HttpSender } from '../../libs/delivery/send-request.js';
 import { createDestinationRateLimiters } from '../../libs/delivery/token-bucket.js';
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import type { ConfigChange } from '../../libs/pipeline/config-change.js';
@@ -32,8 +32,14 @@ export interface DelivererOptions {
   now?: () => number;
   /** Delivery requests in flight in the process (default 256). */
   maxInFlight?: number;
-  /** Delivery requests in flight to one destination (default 16, the sender's default connections per origin). */
+  /** Delivery requests in flight to one destination (default: the sender's default connections per origin, 64). */
   maxInFlightPerDestination?: number;
+  /**
+   * Jobs of one source to one destination in flight at once, started in the order received
+   * (`RELAY_MAX_IN_FLIGHT_PER_SOURCE`; default and at most `maxInFlightPerDestination`). 1 sends the
+   * next one only after the previous one's answer.
+   */
+  maxInFlightPerSource?: number;
   breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange'>;
   /** Safety net for missed config changes (default 60 s). */
   lookupCacheTtlMs?: number;
@@ -76,11 +82,13 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   const partitions = options.topicPartitions ?? 4;
   const lookup = createCachedLookup(options.lookup, { ttlMs: options.lookupCacheTtlMs, now });
   const rateLimiters = createDestinationRateLimiters();
-  const inFlight = createInFlightLimits({
-    maxInFlight: options.maxInFlight ?? 256,
-    maxInFlightPerDestination: options.maxInFlightPerDestination ?? 16,
-    metrics,
-  });
+  const maxInFlightPerDestination = options.maxInFlightPerDestination ?? DEFAULT_CONNECTIONS_PER_ORIGIN;
+  const maxInFlightPerSource = options.maxInFlightPerSource ?? maxInFlightPerDestination;
+  // Checked here rather than at a source's first batch; places beyond the destination's could never be filled.
+  if (!Number.isInteger(maxInFlightPerSource) || maxInFlightPerSource < 1 || maxInFlightPerSource > maxInFlightPerDestination) {
+    throw new RangeError(`maxInFlightPerSource must be an integer from 1 to maxInFlightPerDestination (${maxInFlightPerDestination}), got ${maxInFlightPerSource}`);
+  }
+  const inFlight = createInFlightLimits({ maxInFlight: options.maxInFlight ?? 256, maxInFlightPerDestination, metrics });
   const reporter = createAttemptReporter({
     producer: broker.producer(),
     metrics,
@@ -156,6 +164,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         now,
         stopping: isStopping,
         disabledRecheckMs: options.lookupCacheTtlMs ?? 60_000,
+        maxInFlightPerSource,
       });
       handleRetryBatch = createRetryTierHandler({ producer: broker.producer(), reporter, holds: retryHolds, now, stopping: isStopping });
       running = { destinations, destinationHolds, retries, retryHolds };

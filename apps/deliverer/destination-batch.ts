@@ -7,6 +7,7 @@ import type { Logger } from '../../libs/logging/logger.js';
 import { decodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { MalformedRecordError } from '../../libs/pipeline/malformed-record-error.js';
 import type { AttemptReporter } from './attempt-reporter.js';
+import { ConcurrencyLimit } from './concurrency-limit.js';
 import type { DeliveryLookup, DeliveryTarget } from './delivery-lookup.js';
 import type { InFlightLimits } from './in-flight-limits.js';
 import type { PauseHolds } from './pause-holds.js';
@@ -33,6 +34,8 @@ export interface DestinationBatchDeps {
   stopping(): boolean;
   /** A disabled destination's topic is looked at again after this, should its re-enabling go unannounced. */
   disabledRecheckMs: number;
+  /** Requests of one source (record key) awaiting their answers at once; 1 = each waits for the previous answer. */
+  maxInFlightPerSource: number;
 }
 
 type TaskResult = 'done' | 'circuit_open';
@@ -50,15 +53,35 @@ function providerHeadersOf(job: DeliveryJob): Record<string, string> {
 }
 
 /**
+ * A window per record key (source): a place is taken before the request and given back with its answer.
+ * Kept per batch, which is the same: a key's records are on one partition, whose batches come one at a
+ * time, and a batch returns only once its requests are answered.
+ */
+function sourceWindows(size: number) {
+  const windows = new Map<string | null, ConcurrencyLimit>();
+  return {
+    acquire(key: string | null): Promise<() => void> {
+      let window = windows.get(key);
+      if (!window) windows.set(key, (window = new ConcurrencyLimit(size)));
+      return window.acquire();
+    },
+  };
+}
+
+type SourceWindows = ReturnType<typeof sourceWindows>;
+
+/**
  * The batch handler of the destination topics (all records of a batch are for one destination).
  *
- * Records are started in offset order; a record starts once the previous record with its key (source)
- * has its answer, which keeps per-source order for first attempts while other sources' records are in
- * flight at the same time. Starting stops at the first record that must wait: rate budget spent,
- * circuit open, destination disabled, or shutting down. Its topic is paused (a hold) and the handler
- * returns `{handled: n}` for the records started before it, once their attempts are published; the
- * rest is delivered again after the resume. Since only a prefix is ever started, the committed prefix
- * is exactly the work done, and a wait never costs a job one of its retries.
+ * Records are started in offset order, so the first attempts of one source (the record key) are sent
+ * in the order they were received; up to `maxInFlightPerSource` of them await their answers at once
+ * (a window: one round trip per record would cap a source at 1/RTT), while other sources' records are
+ * in flight beside them. With a window of 1 a record starts only once the previous one of its source
+ * has its answer. Starting stops at the first record that must wait: rate budget spent, circuit open,
+ * destination disabled, or shutting down. Its topic is paused (a hold) and the handler returns
+ * `{handled: n}` for the records started before it, once their attempts are published; the rest is
+ * delivered again after the resume. Since only a prefix is ever started, the committed prefix is
+ * exactly the work done, and a wait never costs a job one of its retries.
  */
 export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
   function holdForOpenCircuit(topic: string, destinationId: string): void {
@@ -73,7 +96,17 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
     return { guarded, startedAt };
   }
 
-  async function launch(batch: RecordBatch, record: BrokerRecord, answeredOfKey: Map<string | null, Promise<unknown>>): Promise<Launch> {
+  /** Waits for a place in the record's source window, then in the destination's and the process's limits. */
+  async function placesFor(record: BrokerRecord, destinationId: string, windows: SourceWindows): Promise<() => void> {
+    const releaseSourcePlace = await windows.acquire(record.key);
+    const releaseInFlight = await deps.inFlight.acquire(destinationId);
+    return () => {
+      releaseInFlight();
+      releaseSourcePlace();
+    };
+  }
+
+  async function launch(batch: RecordBatch, record: BrokerRecord, windows: SourceWindows): Promise<Launch> {
     if (deps.stopping()) return STOP;
     const topic = batch.topic;
     let decoded;
@@ -92,8 +125,7 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
       return STOP;
     }
     const sourceSlug = (await deps.lookup.sourceSlug(job.orgId, job.sourceId)) ?? undefined;
-    await answeredOfKey.get(record.key);
-    const release = await deps.inFlight.acquire(target.id);
+    const release = await placesFor(record, target.id, windows);
     if (deps.stopping()) {
       release();
       return STOP;
@@ -128,9 +160,7 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
     // Open or half open: at most one trial gets through, so nothing starts until this one is answered.
     // The state is read in the same synchronous step as the breaker's own decision in `run`.
     const trial = deps.breakers.circuitState(target.id) !== 'closed';
-    const sent = send(target, request, release);
-    answeredOfKey.set(record.key, sent.catch(() => undefined));
-    const task = sent.then(async ({ guarded, startedAt }): Promise<TaskResult> => {
+    const task = send(target, request, release).then(async ({ guarded, startedAt }): Promise<TaskResult> => {
       if (guarded.kind === 'circuit_open') {
         holdForOpenCircuit(topic, target.id);
         return 'circuit_open';
@@ -145,11 +175,11 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
 
   return async function handleDestinationBatch(batch: RecordBatch): Promise<BatchOutcome> {
     const tasks: Promise<TaskResult>[] = [];
-    const answeredOfKey = new Map<string | null, Promise<unknown>>();
+    const windows = sourceWindows(deps.maxInFlightPerSource);
     let launchError: unknown;
     try {
       for (const record of batch.records) {
-        const { task, stop } = await launch(batch, record, answeredOfKey);
+        const { task, stop } = await launch(batch, record, windows);
         if (task) {
           // Observed below, once every record is started; until then a failure must not count as unhandled.
           task.catch(() => undefined);

@@ -165,6 +165,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
         metrics,
         logger,
         jitter: config.retryJitter,
+        maxInFlightPerSource: config.maxInFlightPerSource,
       });
       // Destinations created while no deliverer ran may have no topic yet; a pattern subscription needs one.
       const destinationIds = await store.sql.all<{ id: string }>('SELECT id FROM destinations');

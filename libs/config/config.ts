@@ -26,6 +26,8 @@ export interface Config {
   encryptionKey?: Buffer;
   fsync: 'normal' | 'full';
   retryJitter: number;
+  /** Jobs of one source to one destination in flight at once, started in order; 1 = each waits for the previous answer. */
+  maxInFlightPerSource: number;
   trustProxy: number;
   blockPrivateDestinations: boolean;
   payloadRetentionDays: number;
@@ -137,6 +139,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     encryptionKey: encryptionKey(env),
     fsync: oneOf(env, 'RELAY_FSYNC', ['normal', 'full'] as const, 'normal'),
     retryJitter: decimal(env, 'RELAY_RETRY_JITTER', 0.1, 0, 1),
+    // At most the deliverer's places per destination (64), which a source's window could never exceed.
+    maxInFlightPerSource: integer(env, 'RELAY_MAX_IN_FLIGHT_PER_SOURCE', 64, 1, 64),
     trustProxy: integer(env, 'RELAY_TRUST_PROXY', 0, 0, 10),
     blockPrivateDestinations: bool(env, 'RELAY_BLOCK_PRIVATE_DESTINATIONS', false),
     payloadRetentionDays: integer(env, 'RELAY_PAYLOAD_RETENTION_DAYS', 30, 1, 3650),
