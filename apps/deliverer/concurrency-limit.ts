@@ -22,3 +22,20 @@ export class ConcurrencyLimit {
     };
   }
 }
+
+/** One `ConcurrencyLimit` of the same size per key, made on the key's first use. */
+export class KeyedConcurrencyLimits<K> {
+  private readonly limits = new Map<K, ConcurrencyLimit>();
+
+  constructor(readonly size: number) {}
+
+  acquire(key: K): Promise<() => void> {
+    let limit = this.limits.get(key);
+    if (!limit) this.limits.set(key, (limit = new ConcurrencyLimit(this.size)));
+    return limit.acquire();
+  }
+
+  forget(key: K): void {
+    this.limits.delete(key);
+  }
+}

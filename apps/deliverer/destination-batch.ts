@@ -7,7 +7,7 @@ import type { Logger } from '../../libs/logging/logger.js';
 import { decodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { MalformedRecordError } from '../../libs/pipeline/malformed-record-error.js';
 import type { AttemptReporter } from './attempt-reporter.js';
-import { ConcurrencyLimit } from './concurrency-limit.js';
+import { KeyedConcurrencyLimits } from './concurrency-limit.js';
 import type { DeliveryLookup, DeliveryTarget } from './delivery-lookup.js';
 import type { InFlightLimits } from './in-flight-limits.js';
 import type { PauseHolds } from './pause-holds.js';
@@ -57,18 +57,7 @@ function providerHeadersOf(job: DeliveryJob): Record<string, string> {
  * Kept per batch, which is the same: a key's records are on one partition, whose batches come one at a
  * time, and a batch returns only once its requests are answered.
  */
-function sourceWindows(size: number) {
-  const windows = new Map<string | null, ConcurrencyLimit>();
-  return {
-    acquire(key: string | null): Promise<() => void> {
-      let window = windows.get(key);
-      if (!window) windows.set(key, (window = new ConcurrencyLimit(size)));
-      return window.acquire();
-    },
-  };
-}
-
-type SourceWindows = ReturnType<typeof sourceWindows>;
+type SourceWindows = KeyedConcurrencyLimits<string | null>;
 
 /**
  * The batch handler of the destination topics (all records of a batch are for one destination).
@@ -175,7 +164,7 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
 
   return async function handleDestinationBatch(batch: RecordBatch): Promise<BatchOutcome> {
     const tasks: Promise<TaskResult>[] = [];
-    const windows = sourceWindows(deps.maxInFlightPerSource);
+    const windows: SourceWindows = new KeyedConcurrencyLimits(deps.maxInFlightPerSource);
     let launchError: unknown;
     try {
       for (const record of batch.records) {

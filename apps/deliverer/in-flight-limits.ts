@@ -1,5 +1,5 @@
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
-import { ConcurrencyLimit } from './concurrency-limit.js';
+import { ConcurrencyLimit, KeyedConcurrencyLimits } from './concurrency-limit.js';
 
 export interface InFlightLimitsOptions {
   /** Delivery requests in flight in the process. */
@@ -16,15 +16,13 @@ export interface InFlightLimitsOptions {
 /** The places a delivery request needs: one of its destination's, then one of the process's. */
 export function createInFlightLimits(options: InFlightLimitsOptions) {
   const global = new ConcurrencyLimit(options.maxInFlight);
-  const perDestination = new Map<string, ConcurrencyLimit>();
+  const perDestination = new KeyedConcurrencyLimits<string>(options.maxInFlightPerDestination);
 
   return {
     /** Resolves with the function that gives both places back. */
     async acquire(destinationId: string): Promise<() => void> {
-      let own = perDestination.get(destinationId);
-      if (!own) perDestination.set(destinationId, (own = new ConcurrencyLimit(options.maxInFlightPerDestination)));
       // The destination's place first: a destination at its own limit does not sit on a shared place.
-      const releaseOwn = await own.acquire();
+      const releaseOwn = await perDestination.acquire(destinationId);
       const releaseGlobal = await global.acquire();
       options.metrics.deliveriesInFlight.inc();
       let released = false;
@@ -37,7 +35,7 @@ export function createInFlightLimits(options: InFlightLimitsOptions) {
       };
     },
     forget(destinationId: string): void {
-      perDestination.delete(destinationId);
+      perDestination.forget(destinationId);
     },
   };
 }
