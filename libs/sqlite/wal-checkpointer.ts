@@ -11,13 +11,15 @@ export interface CheckpointerOptions {
   file: string;
   /** The `synchronous` setting of the checkpointing connection: FULL makes each pass fsync as the writer does. */
   synchronous: 'NORMAL' | 'FULL';
-  /** How often the WAL is copied back. */
-  intervalMs: number;
-  /** WAL frames above which the writer is held once, so the WAL can be fully copied back and start over. */
-  restartFrames: number;
-  /** A hold never lasts longer than this, whatever the thread does. */
-  maxHoldMs: number;
+  /** How often the WAL is copied back (default 100 ms). */
+  intervalMs?: number;
+  /** WAL frames above which the writer is held once, so the WAL can be fully copied back and start over (default 16,384: 64 MB). */
+  restartFrames?: number;
+  /** A hold never lasts longer than this, whatever the thread does (default 250 ms). */
+  maxHoldMs?: number;
 }
+
+const DEFAULTS = { intervalMs: 100, restartFrames: 16_384, maxHoldMs: 250 };
 
 // Plain CommonJS evaluated in the worker, so it runs the same under tsx and from compiled output.
 // PASSIVE checkpoints copy the WAL back while appends go on. Appends keep adding frames, so a pass rarely
@@ -79,7 +81,8 @@ export class Checkpointer {
   }
 
   /** `onError` hears of failed passes and of the thread stopping; checkpoints then wait for the next start. */
-  static start(options: CheckpointerOptions, writer: WriterControl, onError: (error: Error) => void): Checkpointer {
+  static start(given: CheckpointerOptions, writer: WriterControl, onError: (error: Error) => void): Checkpointer {
+    const options = { ...DEFAULTS, ...given };
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {

@@ -26,9 +26,6 @@ const toPgPlaceholders = (sql: string) => {
   return sql.replace(/\?/g, () => `$${++n}`);
 };
 
-// As the embedded log's: passes every 100 ms, and a WAL of 64 MB (16,384 pages) started over.
-const CHECKPOINT = { intervalMs: 100, restartFrames: 16_384, maxHoldMs: 250 };
-
 function sqliteClient(file: string, onBackgroundError: (error: Error) => void): SqlClient {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
@@ -58,7 +55,7 @@ function sqliteClient(file: string, onBackgroundError: (error: Error) => void): 
     },
   };
   const exclusive = createMutex();
-  const checkpointer = Checkpointer.start({ file, synchronous: 'NORMAL', ...CHECKPOINT }, mutexHold(exclusive), onBackgroundError);
+  const checkpointer = Checkpointer.start({ file, synchronous: 'NORMAL' }, mutexHold(exclusive), onBackgroundError);
   const inTransaction: SqlClient = {
     ...direct,
     transaction: (work) => work(inTransaction),

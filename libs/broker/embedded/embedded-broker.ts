@@ -41,7 +41,6 @@ export interface EmbeddedBrokerOptions {
 }
 
 export const EMBEDDED_LOG_FILE = 'broker.sqlite';
-const CHECKPOINT = { intervalMs: 100, restartFrames: 16_384, maxHoldMs: 250 };
 
 /** Opens (or creates) the embedded log in `options.dataDir`; this process owns it until `close`. */
 export function openEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
@@ -87,7 +86,7 @@ class EmbeddedBroker implements Broker, ConsumerHost {
       throw error;
     }
     this.commits = new GroupCommit(this.store, (appended) => this.wake(appended));
-    this.checkpointer = Checkpointer.start({ file, synchronous: fsync === 'full' ? 'FULL' : 'NORMAL', ...CHECKPOINT }, this.commits, (error) =>
+    this.checkpointer = Checkpointer.start({ file, synchronous: fsync === 'full' ? 'FULL' : 'NORMAL' }, this.commits, (error) =>
       this.logger.warn({ err: error, file }, 'Embedded log checkpoint failed'),
     );
     this.retention = new Retention(this.store, { ...DEFAULT_RETENTION, ...options.retention }, this.logger, () =>
