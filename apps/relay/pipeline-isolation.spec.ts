@@ -1,8 +1,9 @@
 import { expect } from 'chai';
+import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
-import { hang, respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { hang, respond, type HttpSink } from '../../libs/testing/http-sink.js';
 import { sampleSum } from './exposition-samples.js';
-import { eventually, startRelayHarness, type RelayHarness } from './relay-test-harness.js';
+import { eventually, useRelayHarness } from './relay-test-harness.js';
 
 /**
  * Events measured per phase, posted open loop (one every PACE_MS, not waiting for answers) as a provider
@@ -23,36 +24,17 @@ const ABSOLUTE_MARGIN_MS = 20;
 /** The bad destination's timeout; its requests hang until it. */
 const BAD_TIMEOUT_MS = 1000;
 
-/** Nearest-rank percentile. */
-function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
+/** Nearest-rank percentile of unsorted values. */
+const percentile = (values: readonly number[], p: number) => nearestRank([...values].sort((a, b) => a - b), p);
 
 describeEachBackend('a hanging destination does not slow another destination of the same source', (target) => {
   const kafka = target.name.includes('Kafka');
   const settleMs = kafka ? 40_000 : 10_000;
-  let harness: RelayHarness;
-  const sinks: HttpSink[] = [];
-
-  before(async function () {
-    this.timeout(60_000);
-    harness = await startRelayHarness(this, target);
-  });
-  after(async function () {
-    this.timeout(30_000);
-    await Promise.all(sinks.map((sink) => sink.close()));
-    await harness?.stop();
-  });
-
-  async function sink() {
-    const started = await startHttpSink([respond(200)]);
-    sinks.push(started);
-    return started;
-  }
+  const suite = useRelayHarness(target);
+  const sink = () => suite.sink([respond(200)]);
 
   async function create(path: string, body: object): Promise<string> {
-    const created = await harness.api('POST', path, { body });
+    const created = await suite.harness.api('POST', path, { body });
     expect(created.status, created.text).to.equal(201);
     return created.body.id as string;
   }
@@ -76,7 +58,7 @@ describeEachBackend('a hanging destination does not slow another destination of 
     for (let n = 0; n < count; n += 1) {
       const startedAt = Date.now();
       posts.push(
-        harness.api('POST', `/ingest/default/${slug}`, { key: null, rawBody: JSON.stringify({ tag, n }), headers: { 'content-type': 'application/json' } }).then((response) => {
+        suite.harness.api('POST', `/ingest/default/${slug}`, { key: null, rawBody: JSON.stringify({ tag, n }), headers: { 'content-type': 'application/json' } }).then((response) => {
           expect(response.status, response.text).to.equal(200);
           postedAt.set(response.body.eventId as string, startedAt);
         }),
@@ -103,7 +85,7 @@ describeEachBackend('a hanging destination does not slow another destination of 
     const badId = await create('/api/destinations', { name: 'Hanging', url: bad.url, timeoutMs: BAD_TIMEOUT_MS });
     const probeId = await create('/api/sources', { name: 'Probe', slug: 'probe' });
     await create('/api/routes', { sourceId: probeId, destinationId: badId });
-    const probe = await harness.api('POST', '/ingest/default/probe', { key: null, rawBody: '{"probe":1}', headers: { 'content-type': 'application/json' } });
+    const probe = await suite.harness.api('POST', '/ingest/default/probe', { key: null, rawBody: '{"probe":1}', headers: { 'content-type': 'application/json' } });
     expect(probe.status, probe.text).to.equal(200);
     await bad.waitForRequests(1, settleMs);
 
@@ -125,7 +107,7 @@ describeEachBackend('a hanging destination does not slow another destination of 
 
     // The scenario happened: the bad destination's requests hung until its timeout and its circuit opened,
     // after which its jobs wait in its paused topic instead of being sent into the hang one after another.
-    const metrics = await (await fetch(`${harness.relay.url}/metrics`)).text();
+    const metrics = await (await fetch(`${suite.harness.relay.url}/metrics`)).text();
     expect(sampleSum(metrics, 'relay_circuit_state', { destination: badId, state: 'open' }), 'circuit of the hanging destination').to.equal(1);
     const sentWhileOpen = bad.requests.length;
     await new Promise((resolve) => setTimeout(resolve, 2 * BAD_TIMEOUT_MS));
@@ -133,7 +115,7 @@ describeEachBackend('a hanging destination does not slow another destination of 
     // Each request it received (after the probe) hung until the timeout and is recorded as such.
     const hungRequests = bad.requests.length - 1;
     await eventually(async () => {
-      const [row] = await harness.relay.store.sql.all<{ count: number | string }>(
+      const [row] = await suite.harness.relay.store.sql.all<{ count: number | string }>(
         "SELECT COUNT(*) AS count FROM attempts WHERE destination_id = ? AND error_kind = 'timeout'",
         [badId],
       );

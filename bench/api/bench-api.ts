@@ -15,6 +15,7 @@ import { Agent, request } from 'undici';
 import { startRelay, type RunningRelay } from '../../apps/relay/relay.js';
 import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
+import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { createTestDatabase, postgresUnavailableReason } from '../../libs/testing/postgres.js';
 import { customerEmail, seedEvents } from './seed-events.js';
 
@@ -38,8 +39,6 @@ interface Figures {
   p99: number;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-
 async function get(relay: RunningRelay, query: string): Promise<{ total: number }> {
   const response = await request(`${relay.url}/api/events${query}`, { headers: { authorization: `Bearer ${API_KEY}` }, dispatcher: agent });
   const body = (await response.body.json()) as { pagination: { total: number } };
@@ -57,7 +56,7 @@ async function measure(relay: RunningRelay, query: string, iterations: number): 
     times.push(performance.now() - start);
   }
   times.sort((a, b) => a - b);
-  return { query, total, p50: percentile(times, 50), p99: percentile(times, 99) };
+  return { query, total, p50: nearestRank(times, 50), p99: nearestRank(times, 99) };
 }
 
 async function benchStore(store: 'sqlite' | 'postgres'): Promise<void> {

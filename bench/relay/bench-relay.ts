@@ -26,6 +26,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { startRelayProcess, tempDataDir } from '../../apps/relay/relay-process.js';
+import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import type { TargetReady } from '../ingest/bench-target.js';
 import { startBenchSink, type BenchSink } from './sink-client.js';
@@ -59,10 +60,6 @@ let sequence = 0;
 function uniqueBody(): string {
   const head = `{"type":"order.created","bench":"${process.pid}-${++sequence}","padding":"`;
   return `${head}${'x'.repeat(BODY_BYTES - head.length - 2)}"}`;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
 function load(options: autocannon.Options, onResponse?: (statusCode: number) => void): Promise<autocannon.Result> {
@@ -231,8 +228,8 @@ async function paced(sink: BenchSink): Promise<void> {
   const ms = (value: number) => `${value.toFixed(1)} ms`;
   console.log(
     `(b) latency at ${PACED_RATE} events/s paced for ${PACED_SECONDS} s (${(eventIds.length / seconds).toFixed(0)}/s achieved), one source -> one destination:\n` +
-      `  ingest-to-delivery p50 ${ms(percentile(latencies, 50))}, p90 ${ms(percentile(latencies, 90))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(latencies.at(-1) ?? NaN)}; ` +
-      `ingest answer p50 ${ms(percentile(answers, 50))}, p99 ${ms(percentile(answers, 99))}; ` +
+      `  ingest-to-delivery p50 ${ms(nearestRank(latencies, 50))}, p90 ${ms(nearestRank(latencies, 90))}, p99 ${ms(nearestRank(latencies, 99))}, max ${ms(latencies.at(-1) ?? NaN)}; ` +
+      `ingest answer p50 ${ms(nearestRank(answers, 50))}, p99 ${ms(nearestRank(answers, 99))}; ` +
       `${eventIds.length - latencies.length} not delivered, ${failed} ingest failures`,
   );
 }

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { LATENCY_BOUNDS_MS, LATENCY_BUCKET_COUNT, latencyBucket, latencyPercentile } from './latency-buckets.js';
+import { nearestRank } from './nearest-rank.js';
 
 function countsOf(latencies: number[]): number[] {
   const counts = new Array<number>(LATENCY_BUCKET_COUNT).fill(0);
@@ -9,8 +10,7 @@ function countsOf(latencies: number[]): number[] {
 
 /** Nearest-rank percentile of the exact values. */
 function truePercentile(latencies: number[], p: number): number {
-  const sorted = [...latencies].sort((a, b) => a - b);
-  return sorted[Math.max(1, Math.ceil((p / 100) * sorted.length)) - 1]!;
+  return nearestRank([...latencies].sort((a, b) => a - b), p);
 }
 
 describe('latency buckets', () => {
