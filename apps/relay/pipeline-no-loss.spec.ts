@@ -14,7 +14,7 @@ import { ROUTER_GROUP } from '../router/router-consumer.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
 import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from './pipeline-fixture.js';
 import { startRelayProcess, tempDataDir, type RelayProcess } from './relay-process.js';
-import { eventually, startRelayHarness, type RelayHarness } from './relay-test-harness.js';
+import { eventually, useRelayHarness } from './relay-test-harness.js';
 
 /**
  * The `200` promise under crashes: an all-in-one relay process on the embedded default is killed with
@@ -185,34 +185,27 @@ describe('an all-in-one relay process killed with SIGKILL while it ingests [embe
 });
 
 describeEachBackend('a duplicate answer keeps the 200 promise', (target) => {
-  let harness: RelayHarness;
+  const suite = useRelayHarness(target);
   let sink: HttpSink;
 
-  before(async function () {
-    this.timeout(60_000);
-    harness = await startRelayHarness(this, target);
-    sink = await startHttpSink([respond(200)]);
-  });
-  after(async function () {
-    this.timeout(30_000);
-    await sink?.close();
-    await harness?.stop();
+  before(async () => {
+    sink = await suite.sink([respond(200)]);
   });
 
   it("when the first request's event never reached the log (killed between its dedup claim and its append), a retry answered duplicate gets it delivered, once", async function () {
     const settleMs = target.name.includes('Kafka') ? 40_000 : 10_000;
     this.timeout(settleMs * 3);
-    const source = await harness.api('POST', '/api/sources', { body: { name: 'Lost', slug: 'lost', dedupEnabled: false } });
+    const source = await suite.harness.api('POST', '/api/sources', { body: { name: 'Lost', slug: 'lost', dedupEnabled: false } });
     expect(source.status, source.text).to.equal(201);
-    const destination = await harness.api('POST', '/api/destinations', { body: { name: 'Sink', url: sink.url } });
+    const destination = await suite.harness.api('POST', '/api/destinations', { body: { name: 'Sink', url: sink.url } });
     expect(destination.status, destination.text).to.equal(201);
-    expect((await harness.api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: destination.body.id } })).status).to.equal(201);
+    expect((await suite.harness.api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: destination.body.id } })).status).to.equal(201);
     const body = '{"order":"lost at the worst moment"}';
     // What the kill left behind: the body's key claimed for an event the log never got.
     const lostEventId = newId('evt');
     const keys = dedupKeys({ source: source.body, rawBody: Buffer.from(body), headers: {} });
-    expect(await createDedupLedger(harness.relay.store.sql).claim(source.body.id, keys, lostEventId, Date.now())).to.equal(null);
-    const ingest = () => harness.api('POST', '/ingest/default/lost', { key: null, rawBody: body, headers: { 'content-type': 'application/json' } });
+    expect(await createDedupLedger(suite.harness.relay.store.sql).claim(source.body.id, keys, lostEventId, Date.now())).to.equal(null);
+    const ingest = () => suite.harness.api('POST', '/ingest/default/lost', { key: null, rawBody: body, headers: { 'content-type': 'application/json' } });
 
     const retry = await ingest();
     expect(retry.body).to.deep.equal({ eventId: lostEventId, status: 'duplicate' });
@@ -222,12 +215,12 @@ describeEachBackend('a duplicate answer keeps the 200 promise', (target) => {
 
     // Another duplicate of the event, now stored: its copy adds no second job.
     expect((await ingest()).body).to.deep.equal({ eventId: lostEventId, status: 'duplicate' });
-    const admin = harness.relay.broker.admin();
+    const admin = suite.harness.relay.broker.admin();
     await eventually(async () => ((await admin.lag(ROUTER_GROUP, [INGEST_TOPIC])).every((partition) => partition.lag === 0) ? true : undefined), settleMs, 'the router to take both copies');
     const jobs = (await admin.lag(DELIVERER_GROUP, [destinationTopic(destination.body.id)])).reduce((sum, partition) => sum + Number(partition.end), 0);
     expect(jobs, 'delivery jobs published for the event').to.equal(1);
     await eventually(async () => {
-      const [event] = await harness.relay.store.sql.all<{ status: string }>('SELECT status FROM events WHERE id = ?', [lostEventId]);
+      const [event] = await suite.harness.relay.store.sql.all<{ status: string }>('SELECT status FROM events WHERE id = ?', [lostEventId]);
       return event?.status === 'delivered' ? true : undefined;
     }, settleMs, `event ${lostEventId} stored as delivered`);
   });

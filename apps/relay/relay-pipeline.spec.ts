@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
-import { hang, resetConnection, respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
-import { eventually, startRelayHarness, type RelayHarness } from './relay-test-harness.js';
+import { hang, resetConnection, respond } from '../../libs/testing/http-sink.js';
+import { eventually, useRelayHarness } from './relay-test-harness.js';
 
 interface EventRow {
   status: string;
@@ -14,39 +14,24 @@ interface EventRow {
 describeEachBackend('relay pipeline end to end', (target) => {
   // On Kafka a new destination's topic joins the deliverer's subscription through a group rebalance.
   const settleMs = target.name.includes('Kafka') ? 40_000 : 10_000;
-  let harness: RelayHarness;
-  const sinks: HttpSink[] = [];
+  const suite = useRelayHarness(target);
+  const sink = suite.sink;
 
   beforeEach(function () {
     this.currentTest?.timeout(settleMs * 3);
   });
-  before(async function () {
-    this.timeout(60_000);
-    harness = await startRelayHarness(this, target);
-  });
-  after(async function () {
-    this.timeout(30_000);
-    await Promise.all(sinks.map((sink) => sink.close()));
-    await harness?.stop();
-  });
-
-  async function sink(behaviour: Parameters<typeof startHttpSink>[0]) {
-    const started = await startHttpSink(behaviour);
-    sinks.push(started);
-    return started;
-  }
 
   let sourceCounter = 0;
   /** A source routed to each of the given destinations (created from the sinks with the given settings). */
   async function routedSource(destinations: { url: string; retryPolicy?: object; timeoutMs?: number }[]) {
     sourceCounter += 1;
-    const source = await harness.api('POST', '/api/sources', { body: { name: `S${sourceCounter}`, slug: `s-${sourceCounter}` } });
+    const source = await suite.harness.api('POST', '/api/sources', { body: { name: `S${sourceCounter}`, slug: `s-${sourceCounter}` } });
     expect(source.status).to.equal(201);
     const ids: string[] = [];
     for (const [index, destination] of destinations.entries()) {
-      const created = await harness.api('POST', '/api/destinations', { body: { name: `D${sourceCounter}-${index}`, ...destination } });
+      const created = await suite.harness.api('POST', '/api/destinations', { body: { name: `D${sourceCounter}-${index}`, ...destination } });
       expect(created.status, JSON.stringify(created.body)).to.equal(201);
-      const route = await harness.api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: created.body.id } });
+      const route = await suite.harness.api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: created.body.id } });
       expect(route.status).to.equal(201);
       ids.push(created.body.id);
     }
@@ -54,7 +39,7 @@ describeEachBackend('relay pipeline end to end', (target) => {
   }
 
   async function ingest(slug: string, body: string, contentType = 'application/json') {
-    const response = await harness.api('POST', `/ingest/default/${slug}`, { key: null, rawBody: body, headers: { 'content-type': contentType } });
+    const response = await suite.harness.api('POST', `/ingest/default/${slug}`, { key: null, rawBody: body, headers: { 'content-type': contentType } });
     expect(response.status, response.text).to.equal(200);
     expect(response.body.status).to.equal('received');
     return response.body.eventId as string;
@@ -62,7 +47,7 @@ describeEachBackend('relay pipeline end to end', (target) => {
 
   async function settledEvent(eventId: string, timeoutMs = settleMs): Promise<EventRow> {
     return eventually(async () => {
-      const [row] = await harness.relay.store.sql.all<EventRow>(
+      const [row] = await suite.harness.relay.store.sql.all<EventRow>(
         'SELECT status, deliveries_count, deliveries_succeeded, deliveries_failed FROM events WHERE id = ?',
         [eventId],
       );
@@ -71,7 +56,7 @@ describeEachBackend('relay pipeline end to end', (target) => {
   }
 
   async function attemptsOf(eventId: string) {
-    return harness.relay.store.sql.all<{ attempt_number: number; status_code: number | null; ok: unknown; started_at: number; error_kind: string | null }>(
+    return suite.harness.relay.store.sql.all<{ attempt_number: number; status_code: number | null; ok: unknown; started_at: number; error_kind: string | null }>(
       'SELECT attempt_number, status_code, ok, started_at, error_kind FROM attempts WHERE event_id = ? ORDER BY attempt_number',
       [eventId],
     );
@@ -86,7 +71,7 @@ describeEachBackend('relay pipeline end to end', (target) => {
     expect(request!.body.equals(Buffer.from(body))).to.equal(true);
     expect(request!.headers['content-type']).to.equal('application/json');
     expect(request!.headers['x-relay-event-id']).to.equal(eventId);
-    const { body: secret } = await harness.api('GET', `/api/destinations/${destinationIds[0]}/signing-secret`);
+    const { body: secret } = await suite.harness.api('GET', `/api/destinations/${destinationIds[0]}/signing-secret`);
     const headers = Object.fromEntries(Object.entries(request!.headers).map(([k, v]) => [k, String(v)]));
     expect(() => new Webhook(secret.secret).verify(request!.body.toString('utf8'), headers)).not.to.throw();
     const event = await settledEvent(eventId);
@@ -156,13 +141,13 @@ describeEachBackend('relay pipeline end to end', (target) => {
     const { slug, destinationIds } = await routedSource([{ url: receiver.url, retryPolicy: { maxRetries: 0 } }]);
     for (let n = 0; n < 6; n += 1) await ingest(slug, `{"breaker":${n}}`);
     const destination = await eventually(async () => {
-      const { body } = await harness.api('GET', `/api/destinations/${destinationIds[0]}`);
+      const { body } = await suite.harness.api('GET', `/api/destinations/${destinationIds[0]}`);
       return body.circuitState === 'open' ? body : undefined;
     }, settleMs, 'the circuit to open');
     expect(destination.circuitState).to.equal('open');
     // The breaker opens in the deliverer at once; the attempts behind `status` reach the store via the recorder.
     const health = await eventually(async () => {
-      const { body } = await harness.api('GET', `/api/destinations/${destinationIds[0]}/health`);
+      const { body } = await suite.harness.api('GET', `/api/destinations/${destinationIds[0]}/health`);
       return body.status === 'failing' ? body : undefined;
     }, settleMs, 'the failed attempts to be recorded');
     expect(health).to.include({ circuitState: 'open', status: 'failing' });

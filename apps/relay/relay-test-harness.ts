@@ -3,6 +3,7 @@ import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
 import type { BackendTarget } from '../../libs/testing/backend-targets.js';
+import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
 import { startRelay, type RunningRelay } from './relay.js';
 
@@ -37,6 +38,35 @@ export async function startRelayHarness(mocha: Context, target: BackendTarget, e
     async stop() {
       await relay.close();
       await location.cleanup();
+    },
+  };
+}
+
+/**
+ * For a suite on one pair of backends: starts a relay harness before its tests, and after them closes
+ * every sink made with `sink` and stops the relay.
+ */
+export function useRelayHarness(target: BackendTarget) {
+  let started: RelayHarness | undefined;
+  const sinks: HttpSink[] = [];
+  before(async function () {
+    this.timeout(60_000);
+    started = await startRelayHarness(this, target);
+  });
+  after(async function () {
+    this.timeout(30_000);
+    await Promise.all(sinks.map((sink) => sink.close()));
+    await started?.stop();
+  });
+  return {
+    get harness(): RelayHarness {
+      if (!started) throw new Error("The relay harness starts in the suite's before hook");
+      return started;
+    },
+    async sink(behaviour: Parameters<typeof startHttpSink>[0]): Promise<HttpSink> {
+      const sink = await startHttpSink(behaviour);
+      sinks.push(sink);
+      return sink;
     },
   };
 }
