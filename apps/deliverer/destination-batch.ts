@@ -7,7 +7,7 @@ import type { Logger } from '../../libs/logging/logger.js';
 import { decodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { MalformedRecordError } from '../../libs/pipeline/malformed-record-error.js';
 import type { AttemptReporter } from './attempt-reporter.js';
-import { KeyedConcurrencyLimits } from './concurrency-limit.js';
+import { KeyedConcurrencyLimits } from '../../libs/concurrency/concurrency-limit.js';
 import type { DeliveryLookup, DeliveryTarget } from './delivery-lookup.js';
 import type { InFlightLimits } from './in-flight-limits.js';
 import type { PauseHolds } from './pause-holds.js';

@@ -1,5 +1,5 @@
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
-import { ConcurrencyLimit, KeyedConcurrencyLimits } from './concurrency-limit.js';
+import { ConcurrencyLimit, KeyedConcurrencyLimits } from '../../libs/concurrency/concurrency-limit.js';
 
 export interface InFlightLimitsOptions {
   /** Delivery requests in flight in the process. */

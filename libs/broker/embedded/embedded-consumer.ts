@@ -3,7 +3,7 @@ import { PauseState } from '../pause-state.js';
 import type { ConsumerGroup } from './consumer-group.js';
 import type { StoredTopic } from './log-store.js';
 import type { GroupMember } from './partition-worker.js';
-import { Slots } from './slots.js';
+import { ConcurrencyLimit } from '../../concurrency/concurrency-limit.js';
 
 /** What a consumer needs from the embedded broker that created it. */
 export interface ConsumerHost {
@@ -18,7 +18,7 @@ export interface ConsumerHost {
 export class EmbeddedConsumer implements Consumer, GroupMember {
   readonly fromBeginning: boolean;
   readonly maxBatchSize: number;
-  readonly slots: Slots;
+  readonly slots: ConcurrencyLimit;
   private readonly pauses = new PauseState();
   private topics: StoredTopic[] = [];
   private group: ConsumerGroup | null = null;
@@ -29,7 +29,7 @@ export class EmbeddedConsumer implements Consumer, GroupMember {
   ) {
     this.fromBeginning = options.fromBeginning ?? false;
     this.maxBatchSize = options.maxBatchSize ?? 500;
-    this.slots = new Slots(options.concurrency ?? 1);
+    this.slots = new ConcurrencyLimit(options.concurrency ?? 1);
   }
 
   get groupId(): string {

@@ -2,7 +2,7 @@ import type { BatchOutcome, BrokerLogger, RecordBatch } from '../broker.js';
 import { backoffDelay, type BackoffOptions } from '../backoff.js';
 import type { GroupCommit } from './group-commit.js';
 import type { LogStore, StoredTopic } from './log-store.js';
-import type { Slots } from './slots.js';
+import type { ConcurrencyLimit } from '../../concurrency/concurrency-limit.js';
 import { WakeSignal } from './wake-signal.js';
 
 /** A consumer as its group sees it. */
@@ -10,7 +10,7 @@ export interface GroupMember {
   readonly fromBeginning: boolean;
   readonly maxBatchSize: number;
   /** Bounds how many of this member's partitions are handled at once. */
-  readonly slots: Slots;
+  readonly slots: ConcurrencyLimit;
   subscription(): readonly StoredTopic[];
   isPaused(topic: string, partition: number): boolean;
   handle(batch: RecordBatch): Promise<void | BatchOutcome>;

@@ -1,7 +1,7 @@
 import type { Consumer as KafkaJsConsumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { BrokerLogger, BrokerRecord, Consumer, ConsumerOptions, TopicPartitions } from '../broker.js';
 import { backoffDelay, type BackoffOptions } from '../backoff.js';
-import { Slots } from '../embedded/slots.js';
+import { ConcurrencyLimit } from '../../concurrency/concurrency-limit.js';
 import { PauseState } from '../pause-state.js';
 import { toBrokerError } from './kafka-errors.js';
 
@@ -38,7 +38,7 @@ export class KafkaConsumer implements Consumer {
   private readonly pauses = new PauseState();
   /** Partitions whose batch is being handled, by `topic:partition`; paused in kafkajs meanwhile. */
   private readonly busy = new Map<string, { topic: string; partition: number; done: Promise<void> }>();
-  private readonly slots: Slots;
+  private readonly slots: ConcurrencyLimit;
   private client: KafkaJsConsumer | null = null;
   private topics: string[] = [];
   private assigned: TopicPartitions[] = [];
@@ -49,7 +49,7 @@ export class KafkaConsumer implements Consumer {
     private readonly host: KafkaConsumerHost,
     private readonly options: ConsumerOptions,
   ) {
-    this.slots = new Slots(options.concurrency ?? 1);
+    this.slots = new ConcurrencyLimit(options.concurrency ?? 1);
   }
 
   start(): Promise<void> {
