@@ -12,7 +12,7 @@ import {
   postWebhook,
   type Pipeline,
 } from './pipeline-fixture.js';
-import { startRelayProcess, type RelayProcess } from './relay-process.js';
+import { printOutputOnFailure, startRelayProcess, type RelayProcess } from './relay-process.js';
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
 /**
@@ -36,7 +36,6 @@ for (const target of BACKEND_TARGETS) {
     let relay: RelayProcess | undefined;
     let pipeline: Pipeline;
     const acknowledged = new Set<string>();
-    let failed = false;
 
     before(async function () {
       location = await target.prepare(this);
@@ -54,12 +53,9 @@ for (const target of BACKEND_TARGETS) {
       pipeline = await configurePipeline(relay.url, `${sink.url}/hooks`);
     });
 
-    afterEach(function () {
-      failed ||= this.currentTest?.state === 'failed';
-    });
+    printOutputOnFailure(() => [relay]);
 
     after(async function () {
-      if (failed && relay) console.log(`\n--- relay output (tail) ---\n${relay.output().slice(-4000)}`);
       await relay?.kill();
       await store?.close();
       await sink?.close();

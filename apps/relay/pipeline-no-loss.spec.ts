@@ -13,7 +13,7 @@ import { DELIVERER_GROUP } from '../deliverer/deliverer.js';
 import { ROUTER_GROUP } from '../router/router-consumer.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
 import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from './pipeline-fixture.js';
-import { startRelayProcess, tempDataDir, type RelayProcess } from './relay-process.js';
+import { printOutputOnFailure, startRelayProcess, tempDataDir, type RelayProcess } from './relay-process.js';
 import { eventually, useRelayHarness } from './relay-test-harness.js';
 
 /**
@@ -63,7 +63,6 @@ describe('an all-in-one relay process killed with SIGKILL while it ingests [embe
   let relay: RelayProcess | undefined;
   let store: Store | undefined;
   let pipeline: Pipeline;
-  let failed = false;
 
   before(async function () {
     dataDir = tempDataDir();
@@ -81,12 +80,9 @@ describe('an all-in-one relay process killed with SIGKILL while it ingests [embe
     pipeline = await configurePipeline(relay.url, `${sink.url}/hooks`);
   });
 
-  afterEach(function () {
-    failed ||= this.currentTest?.state === 'failed';
-  });
+  printOutputOnFailure(() => [relay]);
 
   after(async function () {
-    if (failed && relay) console.log(`\n--- relay output (tail) ---\n${relay.output().slice(-4000)}`);
     await relay?.kill();
     await store?.close();
     await sink?.close();

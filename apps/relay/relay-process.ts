@@ -130,3 +130,18 @@ function parseListening(line: string): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * For a suite running relay processes: when one of its tests failed, prints the tail of each process's
+ * output once the suite is over, before the hooks registered after this one stop the processes.
+ */
+export function printOutputOnFailure(members: () => ReadonlyArray<RelayProcess | undefined>, tailChars = 4000): void {
+  let failed = false;
+  afterEach(function () {
+    failed ||= this.currentTest?.state === 'failed';
+  });
+  after(() => {
+    if (!failed) return;
+    for (const member of members()) if (member) console.log(`\n--- ${member.role} output (tail) ---\n${member.output().slice(-tailChars)}`);
+  });
+}

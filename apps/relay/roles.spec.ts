@@ -15,7 +15,7 @@ import {
   postWebhook,
   type Pipeline,
 } from './pipeline-fixture.js';
-import { startRelayProcess, type RelayProcess } from './relay-process.js';
+import { printOutputOnFailure, startRelayProcess, type RelayProcess } from './relay-process.js';
 
 const WEBHOOKS = 12;
 const kafkaPostgres = BACKEND_TARGETS.find((target) => target.name.includes('Kafka'))!;
@@ -31,7 +31,6 @@ describe(`relay roles as separate processes [${kafkaPostgres.name}]`, function (
   let byRole: (role: Role) => RelayProcess[];
   let pipeline: Pipeline;
   let acknowledged: string[];
-  let failed = false;
 
   before(async function () {
     location = await kafkaPostgres.prepare(this);
@@ -56,16 +55,13 @@ describe(`relay roles as separate processes [${kafkaPostgres.name}]`, function (
     acknowledged = answers.filter((id): id is string => id !== undefined);
   });
 
+  printOutputOnFailure(() => processes, 3000);
+
   after(async function () {
-    if (failed) for (const member of processes) console.log(`\n--- ${member.role} output (tail) ---\n${member.output().slice(-3000)}`);
     await Promise.all(processes.map((member) => member.kill()));
     await store?.close();
     await sink?.close();
     await location?.cleanup();
-  });
-
-  afterEach(function () {
-    failed ||= this.currentTest?.state === 'failed';
   });
 
   it('serves /healthz and /readyz on every process', async function () {
