@@ -1,4 +1,4 @@
-import { PLAN_LIMITS, type PlanLimits } from '../../libs/config/plan-limits.js';
+import { DEFAULT_PLAN_LIMITS, type PlanLimits, type PlanLimitTable } from '../../libs/config/plan-limits.js';
 import { parseIpRule, type IpRule } from '../../libs/net/ip-rules.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { VerificationConfig } from '../../libs/signatures/verification-config.js';
@@ -23,13 +23,15 @@ export interface SourceLookup {
 export interface SourceResolverOptions {
   lookup: SourceLookup;
   secrets: SecretBox;
+  /** Limits per plan: `planLimits(config)`, for the enterprise limits the operator set. */
+  limits?: PlanLimitTable;
   /** Safety net only: changes made through the API invalidate at once (`invalidate`). */
   ttlMs?: number;
   maxEntries?: number;
   now?: () => number;
 }
 
-function resolve(org: OrganizationRow, source: SourceRow, secrets: SecretBox): ResolvedSource {
+function resolve(org: OrganizationRow, source: SourceRow, secrets: SecretBox, limits: PlanLimitTable): ResolvedSource {
   const verification = {
     ...source.verification,
     ...(source.secretSealed === null ? {} : { secret: secrets.open(source.secretSealed) }),
@@ -40,7 +42,7 @@ function resolve(org: OrganizationRow, source: SourceRow, secrets: SecretBox): R
     source,
     verification,
     ipRules: rules.map(parseIpRule).filter((rule): rule is IpRule => rule !== undefined),
-    limits: PLAN_LIMITS[org.plan],
+    limits: limits[org.plan],
   };
 }
 
@@ -52,13 +54,14 @@ export function createSourceResolver(options: SourceResolverOptions) {
   const ttlMs = options.ttlMs ?? 30_000;
   const maxEntries = options.maxEntries ?? 10_000;
   const now = options.now ?? Date.now;
+  const limits = options.limits ?? DEFAULT_PLAN_LIMITS;
   const cache = new Map<string, { value: ResolvedSource | null; expiresAt: number }>();
   let generation = 0;
 
   async function load(orgSlug: string, sourceSlug: string): Promise<ResolvedSource | null> {
     const org = await options.lookup.organizationBySlug(orgSlug);
     const source = org ? await options.lookup.sourceBySlug(org.id, sourceSlug) : null;
-    return org && source ? resolve(org, source, options.secrets) : null;
+    return org && source ? resolve(org, source, options.secrets, limits) : null;
   }
 
   return {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { loadConfig } from '../../libs/config/config.js';
-import { MAX_PAYLOAD_BYTES } from '../../libs/config/plan-limits.js';
+import { DEFAULT_PLAN_LIMITS, largestPayloadBytes } from '../../libs/config/plan-limits.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import { metricNamesInGrafanaVariable, metricNamesInPromql, seriesNamesInExposition } from './ops-metric-names.js';
@@ -179,9 +179,9 @@ describe('ops files (Prometheus, Grafana, docker compose) against a running rela
       expect(readYaml('ops/prometheus/prometheus.yml').rule_files).to.deep.equal(['alerts.yml']);
     });
 
-    it('lets Kafka take the largest plan payload, with the same limit as the topic script', function () {
+    it('lets Kafka take the largest plan payload at the default limits, with the same limit as the topic script', function () {
       const brokerLimit = Number(compose.services.kafka.environment.KAFKA_MESSAGE_MAX_BYTES);
-      expect(brokerLimit).to.be.above(MAX_PAYLOAD_BYTES + 64 * 1024);
+      expect(brokerLimit).to.be.above(largestPayloadBytes(DEFAULT_PLAN_LIMITS) + 64 * 1024);
       expect(Number(compose.services.kafka.environment.KAFKA_REPLICA_FETCH_MAX_BYTES)).to.be.at.least(brokerLimit);
       expect(read('ops/kafka/apply-topic-config.sh')).to.match(new RegExp(`^MAX_MESSAGE_BYTES=${brokerLimit}\\b`, 'm'));
     });

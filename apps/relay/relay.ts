@@ -17,6 +17,8 @@ import { decodeRecords } from '../../libs/pipeline/decode-records.js';
 import { loadOrCreateKeyFile } from '../../libs/secrets/key-file.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
 import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
+import { largestPayloadBytes, planLimits } from '../../libs/config/plan-limits.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../../libs/broker/embedded/embedded-broker.js';
 import { createMemoryRateWindows } from '../../libs/store/memory-rate-windows.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { openStore, type Store } from '../../libs/store/store.js';
@@ -93,6 +95,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       logger.warn('RELAY_ENCRYPTION_KEY is not set: secrets are sealed with a key file in RELAY_DATA_DIR, which other machines sharing this database cannot read');
     }
     const secrets = createSecretBox(config.encryptionKey ?? (await loadOrCreateKeyFile(config.dataDir)));
+    const limits = planLimits(config);
     const broker = await createBroker({
       kafkaBrokers: config.kafkaBrokers,
       clientId: config.kafkaClientId,
@@ -104,6 +107,8 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
         sessionTimeoutMs: config.kafkaSessionTimeoutMs,
         heartbeatIntervalMs: Math.floor(config.kafkaSessionTimeoutMs / 10),
       },
+      // A raised enterprise payload limit must still fit in one record.
+      embedded: { maxMessageBytes: Math.max(DEFAULT_MAX_MESSAGE_BYTES, largestPayloadBytes(limits)) },
     });
     closers.push(() => broker.close());
     await broker.admin().ensureTopics(CORE_TOPICS);
@@ -119,6 +124,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     const resolver = createSourceResolver({
       lookup: { organizationBySlug: (slug) => store.organizations.bySlug(slug), sourceBySlug: (orgId, slug) => store.sources.findOneBy(orgId, { slug }) },
       secrets,
+      limits,
     });
     const routeTargets = createRouteTargets(store.sql);
     let deliverer: Deliverer | undefined;

@@ -18,4 +18,38 @@ describe('loadConfig', function () {
       });
     }
   });
+
+  const MB = 1024 * 1024;
+
+  describe('RELAY_ENTERPRISE_REQUESTS_PER_SECOND', function () {
+    it('allows the enterprise plan 10,000 requests per second per source by default, and reads 1 to 10,000,000', function () {
+      expect(loadConfig({}).enterpriseRequestsPerSecond).to.equal(10_000);
+      expect(loadConfig({ RELAY_ENTERPRISE_REQUESTS_PER_SECOND: '1' }).enterpriseRequestsPerSecond).to.equal(1);
+      expect(loadConfig({ RELAY_ENTERPRISE_REQUESTS_PER_SECOND: ' 10000000 ' }).enterpriseRequestsPerSecond).to.equal(10_000_000);
+    });
+
+    for (const bad of ['0', '10000001', '-5', '2.5', '1e6', 'unlimited']) {
+      it(`refuses "${bad}" at start with an error naming the variable`, function () {
+        expect(() => loadConfig({ RELAY_ENTERPRISE_REQUESTS_PER_SECOND: bad }))
+          .to.throw(ConfigError, /^RELAY_ENTERPRISE_REQUESTS_PER_SECOND: /)
+          .with.property('variable', 'RELAY_ENTERPRISE_REQUESTS_PER_SECOND');
+      });
+    }
+  });
+
+  describe('RELAY_ENTERPRISE_MAX_PAYLOAD_BYTES', function () {
+    it('accepts enterprise payloads up to 10 MB by default, and reads 1 KB to 100 MB', function () {
+      expect(loadConfig({}).enterpriseMaxPayloadBytes).to.equal(10 * MB);
+      expect(loadConfig({ RELAY_ENTERPRISE_MAX_PAYLOAD_BYTES: '1024' }).enterpriseMaxPayloadBytes).to.equal(1024);
+      expect(loadConfig({ RELAY_ENTERPRISE_MAX_PAYLOAD_BYTES: String(100 * MB) }).enterpriseMaxPayloadBytes).to.equal(100 * MB);
+    });
+
+    for (const bad of ['1023', String(100 * MB + 1), '0', '20MB', '1.5']) {
+      it(`refuses "${bad}" at start with an error naming the variable`, function () {
+        expect(() => loadConfig({ RELAY_ENTERPRISE_MAX_PAYLOAD_BYTES: bad }))
+          .to.throw(ConfigError, /^RELAY_ENTERPRISE_MAX_PAYLOAD_BYTES: /)
+          .with.property('variable', 'RELAY_ENTERPRISE_MAX_PAYLOAD_BYTES');
+      });
+    }
+  });
 });

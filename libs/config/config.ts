@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { ConfigError } from '../errors/errors.js';
+import { DEFAULT_PLAN_LIMITS } from './plan-limits.js';
 
 export type Plan = 'free' | 'starter' | 'pro' | 'business' | 'enterprise';
 export const PLANS: readonly Plan[] = ['free', 'starter', 'pro', 'business', 'enterprise'];
@@ -22,6 +23,9 @@ export interface Config {
   apiKey?: string;
   org: string;
   defaultPlan: Plan;
+  /** The enterprise plan's limits, "custom" in SPEC 8: set per installation. */
+  enterpriseRequestsPerSecond: number;
+  enterpriseMaxPayloadBytes: number;
   publicUrl: string;
   encryptionKey?: Buffer;
   fsync: 'normal' | 'full';
@@ -135,6 +139,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     apiKey,
     org,
     defaultPlan: oneOf(env, 'RELAY_DEFAULT_PLAN', PLANS, 'pro'),
+    enterpriseRequestsPerSecond: integer(env, 'RELAY_ENTERPRISE_REQUESTS_PER_SECOND', DEFAULT_PLAN_LIMITS.enterprise.requestsPerSecond, 1, 10_000_000),
+    enterpriseMaxPayloadBytes: integer(env, 'RELAY_ENTERPRISE_MAX_PAYLOAD_BYTES', DEFAULT_PLAN_LIMITS.enterprise.maxPayloadBytes, 1024, 100 * 1024 * 1024),
     publicUrl: url(env, 'RELAY_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
     encryptionKey: encryptionKey(env),
     fsync: oneOf(env, 'RELAY_FSYNC', ['normal', 'full'] as const, 'normal'),

@@ -1,4 +1,4 @@
-import type { Plan } from './config.js';
+import type { Config, Plan } from './config.js';
 
 export interface PlanLimits {
   /** Largest ingest body accepted, in bytes. */
@@ -7,11 +7,14 @@ export interface PlanLimits {
   requestsPerSecond: number;
 }
 
+/** The limits of every plan. */
+export type PlanLimitTable = Readonly<Record<Plan, PlanLimits>>;
+
 const KB = 1024;
 const MB = 1024 * KB;
 
-/** SPEC 8. Enterprise is "custom": these are its defaults until an organization carries its own. */
-export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
+/** SPEC 8. Enterprise is "custom": its entry is the default the operator may change (see `planLimits`). */
+export const DEFAULT_PLAN_LIMITS: PlanLimitTable = {
   free: { maxPayloadBytes: 256 * KB, requestsPerSecond: 10 },
   starter: { maxPayloadBytes: 1 * MB, requestsPerSecond: 100 },
   pro: { maxPayloadBytes: 5 * MB, requestsPerSecond: 500 },
@@ -19,5 +22,15 @@ export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
   enterprise: { maxPayloadBytes: 10 * MB, requestsPerSecond: 10000 },
 };
 
+/** Every plan's limits, enterprise's as configured. */
+export function planLimits(config: Pick<Config, 'enterpriseMaxPayloadBytes' | 'enterpriseRequestsPerSecond'>): PlanLimitTable {
+  return {
+    ...DEFAULT_PLAN_LIMITS,
+    enterprise: { maxPayloadBytes: config.enterpriseMaxPayloadBytes, requestsPerSecond: config.enterpriseRequestsPerSecond },
+  };
+}
+
 /** The largest payload any plan accepts: the broker's message size must exceed it. */
-export const MAX_PAYLOAD_BYTES = Math.max(...Object.values(PLAN_LIMITS).map((l) => l.maxPayloadBytes));
+export function largestPayloadBytes(limits: PlanLimitTable): number {
+  return Math.max(...Object.values(limits).map((l) => l.maxPayloadBytes));
+}

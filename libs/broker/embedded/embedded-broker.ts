@@ -24,6 +24,9 @@ import { LogStore, type AppendedPartitions, type FsyncMode, type PendingAppend, 
 import { OwnerLock } from './owner-lock.js';
 import { DEFAULT_RETENTION, Retention, type RetentionOptions } from './retention.js';
 
+/** The largest record value the log takes unless told otherwise: above every default plan's payload limit. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
 export interface EmbeddedBrokerOptions {
   /** Directory of the log file `broker.sqlite`. */
   dataDir: string;
@@ -72,7 +75,7 @@ class EmbeddedBroker implements Broker, ConsumerHost {
   constructor(options: EmbeddedBrokerOptions) {
     this.logger = options.logger ?? silentLogger;
     this.defaultPartitions = options.defaultPartitions ?? 4;
-    this.maxMessageBytes = options.maxMessageBytes ?? 16 * 1024 * 1024;
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
     this.errorBackoff = options.errorBackoff ?? DEFAULT_ERROR_BACKOFF;
     const file = path.join(options.dataDir, EMBEDDED_LOG_FILE);
