@@ -103,7 +103,10 @@ export async function startIngestHarness(mocha: Context, target: StoreTarget): P
       }));
     },
     async ageDedupKeys(sourceId, ms) {
-      await api.relay.store.sql.run('UPDATE dedup_keys SET expires_at = expires_at - ? WHERE source_id = ?', [ms, sourceId]);
+      // Whichever ledger the relay runs: the keyed table with Kafka, the journal on the embedded log.
+      for (const table of ['dedup_keys', 'dedup_journal']) {
+        await api.relay.store.sql.run(`UPDATE ${table} SET expires_at = expires_at - ? WHERE source_id = ?`, [ms, sourceId]);
+      }
     },
     stop: () => api.stop(),
   };

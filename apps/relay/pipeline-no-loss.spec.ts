@@ -4,7 +4,6 @@ import { dedupKeys } from '../../libs/dedup/dedup-keys.js';
 import { newId } from '../../libs/ids/ids.js';
 import { destinationTopic } from '../../libs/pipeline/delivery-job.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
-import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
 import type { Store } from '../../libs/store/store.js';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { unusedLoopbackPort } from '../../libs/testing/free-port.js';
@@ -200,7 +199,7 @@ describeEachBackend('a duplicate answer keeps the 200 promise', (target) => {
     // What the kill left behind: the body's key claimed for an event the log never got.
     const lostEventId = newId('evt');
     const keys = dedupKeys({ source: source.body, rawBody: Buffer.from(body), headers: {} });
-    expect(await createDedupLedger(suite.harness.relay.store.sql).claim(source.body.id, keys, lostEventId, Date.now())).to.equal(null);
+    expect(await suite.harness.relay.dedup!.claim(source.body.id, keys, lostEventId, Date.now())).to.equal(null);
     const ingest = () => suite.harness.api('POST', '/ingest/default/lost', { key: null, rawBody: body, headers: { 'content-type': 'application/json' } });
 
     const retry = await ingest();

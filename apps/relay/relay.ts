@@ -16,7 +16,8 @@ import { decodeConfigChange, encodeConfigChange, type ConfigChange } from '../..
 import { decodeRecords } from '../../libs/pipeline/decode-records.js';
 import { loadOrCreateKeyFile } from '../../libs/secrets/key-file.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
-import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
+import { createDedupLedger, type DedupLedger } from '../../libs/store/dedup-ledger.js';
+import { openDedupJournal } from '../../libs/store/dedup-journal.js';
 import { largestPayloadBytes, planLimits } from '../../libs/config/plan-limits.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../libs/broker/embedded/embedded-broker.js';
 import { createMemoryRateWindows } from '../../libs/store/memory-rate-windows.js';
@@ -46,6 +47,8 @@ export interface RunningRelay {
   store: Store;
   broker: Broker;
   bootstrap: BootstrapResult;
+  /** The gateway's dedup ledger, when this process runs the gateway. */
+  dedup?: DedupLedger;
   close(): Promise<void>;
 }
 
@@ -206,10 +209,18 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       }
     };
     const routers: Router[] = [probeRouter(ready), metricsRouter(metrics.registry, config.metricsToken)];
+    let ledger: DedupLedger | undefined;
     // Ingest first: at ingest rates, its requests should not be matched against every API route on the way.
     if (serves(config, 'gateway')) {
-      const ledger = createDedupLedger(store.sql);
-      // On the embedded log this process is the only gateway (the log has one owner), so memory counts exactly.
+      // On the embedded log this process is the only gateway (the log has one owner), so rate windows
+      // are counted in memory; with the SQLite store beside that log, nothing else can write its dedup
+      // journal either, so claims are decided in memory and appended (docs/DECISIONS.md).
+      if (config.kafkaBrokers || config.databaseUrl) ledger = createDedupLedger(store.sql);
+      else {
+        const journal = await openDedupJournal(store.sql, { onPurgeError: (error) => logger.warn({ err: error }, 'dedup journal purge failed') });
+        closers.push(() => journal.close());
+        ledger = journal;
+      }
       const rateWindows = config.kafkaBrokers ? createRateWindows(store.sql) : createMemoryRateWindows();
       routers.push(
         ingestRouter({
@@ -250,7 +261,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     }
     const server = await startHttpServer(createHttpApp(routers, logger), { port: config.port, host: config.host });
     closers.push(() => server.close());
-    return { url: server.url, port: server.port, store, broker, bootstrap, close: closeAll };
+    return { url: server.url, port: server.port, store, broker, bootstrap, dedup: ledger, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;

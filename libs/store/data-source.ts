@@ -12,6 +12,7 @@ import { Ingest1795305600001 } from './migrations/0002-ingest.js';
 import { Pipeline1795305600002 } from './migrations/0003-pipeline.js';
 import { EventQueries1795305600003 } from './migrations/0004-event-queries.js';
 import { DestinationStats1795305600004 } from './migrations/0005-destination-stats.js';
+import { DedupJournal1795305600005 } from './migrations/0006-dedup-journal.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -29,6 +30,7 @@ export const FOUNDATION_MIGRATIONS = [
   Pipeline1795305600002,
   EventQueries1795305600003,
   DestinationStats1795305600004,
+  DedupJournal1795305600005,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';

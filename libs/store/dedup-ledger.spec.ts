@@ -2,20 +2,28 @@ import { expect } from 'chai';
 import { describeEachStore } from '../testing/store-targets.js';
 import { DELETE_CHUNK_ROWS } from './delete-in-chunks.js';
 import { createDedupLedger, type DedupLedger, type LedgerKey } from './dedup-ledger.js';
+import { openDedupJournal } from './dedup-journal.js';
+import type { SqlClient } from './sql-client.js';
 import { openStoreFixture, type StoreFixture } from './store-test-fixtures.js';
 
 const MINUTE = 60_000;
 const NOW = Date.UTC(2025, 0, 15, 12);
 const key = (name: string, windowMs = 5 * MINUTE): LedgerKey => ({ key: name, windowMs });
 
-describeEachStore('DedupLedger', (target) => {
+/** Both ledgers keep one contract: the key-indexed table, and the journal of the embedded mode's one gateway. */
+const LEDGERS = [
+  { name: 'DedupLedger', table: 'dedup_keys', open: async (sql: SqlClient): Promise<DedupLedger & { close?(): Promise<void> }> => createDedupLedger(sql) },
+  { name: 'DedupJournal', table: 'dedup_journal', open: (sql: SqlClient) => openDedupJournal(sql) },
+];
+
+for (const { name, table, open } of LEDGERS) describeEachStore(name, (target) => {
   let fixture: StoreFixture;
-  let ledger: DedupLedger;
+  let ledger: DedupLedger & { close?(): Promise<void> };
   let sourceId: string;
 
   before(async function () {
     fixture = await openStoreFixture(this, target);
-    ledger = createDedupLedger(fixture.store.sql);
+    ledger = await open(fixture.store.sql);
   });
 
   beforeEach(async () => {
@@ -23,6 +31,7 @@ describeEachStore('DedupLedger', (target) => {
   });
 
   after(async () => {
+    await ledger?.close?.();
     await fixture?.close();
   });
 
@@ -59,7 +68,7 @@ describeEachStore('DedupLedger', (target) => {
       { eventId: 'evt_5', keys: [key('hash:c'), key('pid:2')] },
     ];
     const holders = await Promise.all(claims.map((claim) => ledger.claim(sourceId, claim.keys, claim.eventId, NOW)));
-    const rows = await fixture.store.sql.all<{ dedup_key: string; event_id: string }>('SELECT dedup_key, event_id FROM dedup_keys WHERE source_id = ?', [sourceId]);
+    const rows = await fixture.store.sql.all<{ dedup_key: string; event_id: string }>(`SELECT dedup_key, event_id FROM ${table} WHERE source_id = ?`, [sourceId]);
     const heldBy = new Map(rows.map((row) => [row.dedup_key, row.event_id]));
     claims.forEach((claim, index) => {
       const holder = holders[index];
@@ -94,7 +103,7 @@ describeEachStore('DedupLedger', (target) => {
     const expired = Array.from({ length: DELETE_CHUNK_ROWS + 5 }, (_, i) => key(`hash:${i}`, MINUTE));
     await ledger.claim(sourceId, [...expired, key('pid:long', 60 * MINUTE)], 'evt_1', NOW);
     expect(await ledger.purgeExpired(NOW + MINUTE)).to.equal(DELETE_CHUNK_ROWS + 5);
-    const rows = await fixture.store.sql.all<{ dedup_key: string }>('SELECT dedup_key FROM dedup_keys WHERE source_id = ?', [sourceId]);
+    const rows = await fixture.store.sql.all<{ dedup_key: string }>(`SELECT dedup_key FROM ${table} WHERE source_id = ?`, [sourceId]);
     expect(rows.map((row) => row.dedup_key)).to.deep.equal(['pid:long']);
   });
 });
