@@ -219,6 +219,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       else {
         const journal = await openDedupJournal(store.sql, { onPurgeError: (error) => logger.warn({ err: error }, 'dedup journal purge failed') });
         closers.push(() => journal.close());
+        metrics.observeDedupIndex(journal.indexedKeys);
         ledger = journal;
       }
       const rateWindows = config.kafkaBrokers ? createRateWindows(store.sql) : createMemoryRateWindows();

@@ -7,6 +7,7 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean } = {}) {
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'relay_' });
   const registers = [registry];
+  let dedupIndexSize = () => 0;
   return {
     registry,
     ingestRequests: new Counter({
@@ -71,6 +72,18 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: 'Delivery HTTP requests in flight in this process',
       registers,
     }),
+    dedupIndexKeys: new Gauge({
+      name: 'relay_dedup_index_keys',
+      help: "Dedup key fingerprints the embedded gateway's journal holds in memory (about 50 bytes each)",
+      registers,
+      collect() {
+        this.set(dedupIndexSize());
+      },
+    }),
+    /** Where `relay_dedup_index_keys` reads from once the gateway's dedup journal is open. */
+    observeDedupIndex(size: () => number): void {
+      dedupIndexSize = size;
+    },
   };
 }
 

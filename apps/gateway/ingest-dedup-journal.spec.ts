@@ -9,8 +9,8 @@ import { apiClient } from '../../libs/testing/api-client.js';
 
 const API_KEY = 'restart-test-key-0123456789';
 
-// The embedded default keeps its dedup index in memory (libs/store/dedup-journal.ts): what a restart must not forget.
-describe('Ingest dedup across a restart of the embedded default', () => {
+// The embedded default keeps its dedup index in memory (libs/store/dedup-journal.ts).
+describe('Ingest dedup on the embedded default', () => {
   let dataDir: string;
   let relay: RunningRelay | undefined;
   const start = async () => {
@@ -45,5 +45,21 @@ describe('Ingest dedup across a restart of the embedded default', () => {
     expect((await ingest('{"n":1}', 'delivery-2')).body).to.deep.equal({ eventId: first.body.eventId, status: 'duplicate' });
     expect((await ingest('{"n":2}', 'delivery-1')).body).to.deep.equal({ eventId: first.body.eventId, status: 'duplicate' });
     expect((await ingest('{"n":3}', 'delivery-3')).body.status).to.equal('received');
+  });
+
+  it('shows the keys it holds in memory on /metrics', async () => {
+    const api = await start();
+    const indexKeys = async () => {
+      const metrics = await api('GET', '/metrics', { key: null });
+      const line = metrics.text.split('\n').find((l) => l.startsWith('relay_dedup_index_keys '));
+      return Number(line?.split(' ')[1]);
+    };
+    const source = await api('POST', '/api/sources', { body: { name: 'Code host', slug: 'codehost', provider: 'codehost', dedupEnabled: true } });
+    expect(source.status, source.text).to.equal(201);
+    const before = await indexKeys();
+    const ingested = await api('POST', '/ingest/default/codehost', { key: null, rawBody: '{"n":1}', headers: { 'content-type': 'application/json', 'x-github-delivery': 'd-1' } });
+    expect(ingested.body.status, ingested.text).to.equal('received');
+    // The body's 5-minute key and the provider id.
+    expect(await indexKeys()).to.equal(before + 2);
   });
 });
