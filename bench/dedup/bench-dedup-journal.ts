@@ -9,12 +9,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { newId } from '../../libs/ids/ids.js';
 import { openDedupJournal } from '../../libs/store/dedup-journal.js';
 import { openStore } from '../../libs/store/store.js';
 
-const index = process.argv.indexOf('--events');
-const events = index < 0 ? 500_000 : Number(process.argv[index + 1]);
+const { values: args } = parseArgs({ options: { events: { type: 'string', default: '500000' } } });
+const events = Number(args.events);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');
 
@@ -45,10 +46,13 @@ try {
   const journal = await openDedupJournal(store.sql);
   const loadMs = performance.now() - startedAt;
   gc();
-  const bytesPerKey = (process.memoryUsage().heapUsed - heapBefore) / journal.indexedKeys();
-  console.log(`dedup journal: ${events} events, ${journal.indexedKeys()} live keys`);
-  console.log(`index rebuilt at start in ${loadMs.toFixed(0)} ms (${((loadMs / journal.indexedKeys()) * 1e6 / 1000).toFixed(2)} s per million keys)`);
-  console.log(`memory ${bytesPerKey.toFixed(0)} bytes per live key (${((bytesPerKey * 2e6) / 1e6).toFixed(0)} MB for a million events of two keys)`);
+  const keys = journal.indexedKeys();
+  const bytesPerKey = (process.memoryUsage().heapUsed - heapBefore) / keys;
+  console.log(`dedup journal: ${events} events, ${keys} live keys`);
+  // A million keys at loadMs / keys ms each, in seconds.
+  console.log(`index rebuilt at start in ${loadMs.toFixed(0)} ms (${((loadMs * 1000) / keys).toFixed(2)} s per million keys)`);
+  // A million events of two keys, in MB.
+  console.log(`memory ${bytesPerKey.toFixed(0)} bytes per live key (${(bytesPerKey * 2).toFixed(0)} MB for a million events of two keys)`);
   await journal.close();
 } finally {
   await store.close();

@@ -26,6 +26,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import type { TargetReady, TargetReport } from './bench-target.js';
 
 const CONNECTIONS = 50;
@@ -37,13 +38,14 @@ const TARGET_P99_MS = 10;
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const COMPILED_TARGET = path.join(ROOT, 'dist/bench/ingest/bench-target.js');
 
-function option(name: string): string | undefined {
-  const index = process.argv.indexOf(name);
-  return index < 0 ? undefined : process.argv[index + 1];
-}
-
-const durationSeconds = Number(option('--duration') ?? 10);
-const profileDir = process.argv.includes('--cpu-prof') ? fs.mkdtempSync(path.join(os.tmpdir(), 'ingest-profiles-')) : undefined;
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    'cpu-prof': { type: 'boolean', default: false },
+  },
+});
+const durationSeconds = Number(args.duration);
+const profileDir = args['cpu-prof'] ? fs.mkdtempSync(path.join(os.tmpdir(), 'ingest-profiles-')) : undefined;
 
 type TargetKind = 'bare' | 'shell' | 'all' | 'gateway';
 

@@ -24,6 +24,7 @@ import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { startRelayProcess, tempDataDir } from '../../apps/relay/relay-process.js';
 import { nearestRank } from '../../libs/stats/nearest-rank.js';
@@ -44,13 +45,16 @@ const FAN_OUT_EVENTS = 3_000;
 /** (a) again with the load spread over this many sources, each with a window of its own (that still share the destination's places). */
 const SPREAD_SOURCES = 16;
 
-function option(name: string): string | undefined {
-  const index = process.argv.indexOf(name);
-  return index < 0 ? undefined : process.argv[index + 1];
-}
-const sustainedSeconds = Number(option('--duration') ?? 60);
-const PACED_RATE = Number(option('--rate') ?? 1_000);
-const only = new Set((option('--only') ?? 'bare,a,a16,b,c').split(','));
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '60' },
+    rate: { type: 'string', default: '1000' },
+    only: { type: 'string', default: 'bare,a,a16,b,c' },
+  },
+});
+const sustainedSeconds = Number(args.duration);
+const PACED_RATE = Number(args.rate);
+const only = new Set(args.only.split(','));
 
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
