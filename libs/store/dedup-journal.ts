@@ -59,7 +59,7 @@ const INSERT_ROWS = 500;
  * memory). It need not resist crafted collisions, nor be rare ones: a fingerprint only nominates rows,
  * and a known one costs a read of them, never a wrong answer. At ten million live keys, 1% of new keys pay that read.
  */
-export function journalFingerprint(sourceId: string, key: string): number {
+function journalFingerprint(sourceId: string, key: string): number {
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
   const text = `${sourceId}\n${key}`;
