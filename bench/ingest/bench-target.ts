@@ -1,6 +1,6 @@
 /**
  * One server under load for bench-ingest.ts, in a process of its own so that the load generator does
- * not share its CPU: `bare` (node:http that reads the body and answers 200), `shell` (see below), `all` or `gateway` (the
+ * not share its CPU: `bare` (node:http that reads the body and answers 200), `shell` and `verify` (see below), `all` or `gateway` (the
  * embedded relay with a codehost source, see below). Reports `{url, path, secret}` over IPC; on `stop`
  * closes and reports what it stored.
  */
@@ -9,14 +9,19 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import Router from '@koa/router';
+import Router, { type RouterContext } from '@koa/router';
+import { InvalidSignatureError } from '../../apps/gateway/ingest-errors.js';
 import { readRawBody } from '../../apps/gateway/raw-body.js';
 import { startRelay } from '../../apps/relay/relay.js';
 import { loadConfig } from '../../libs/config/config.js';
+import { payloadHash } from '../../libs/dedup/payload-hash.js';
 import { createHttpApp } from '../../libs/http/http-app.js';
 import { startHttpServer } from '../../libs/http/http-server.js';
+import { newId } from '../../libs/ids/ids.js';
 import { createLogger } from '../../libs/logging/logger.js';
-import { INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
+import { encodeIngestMessage, INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
+import { verifySignature } from '../../libs/signatures/verify-signature.js';
+import type { VerificationConfig } from '../../libs/signatures/verification-config.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 
 export interface TargetReady {
@@ -69,17 +74,14 @@ async function startBare(): Promise<{ ready: TargetReady; stop(): Promise<Target
   };
 }
 
-/**
- * `shell`: the gateway's HTTP shell alone, with nothing behind it: the same Koa app, middleware and
- * server as the relay, and a route that reads the body as the gateway does and answers 200. The
- * floor under the gateway's figures: what Koa and the shared middleware cost before any ingest work.
- */
-async function startShell(): Promise<{ ready: TargetReady; stop(): Promise<TargetReport> }> {
+type ShellRoute = (ctx: RouterContext) => Promise<void>;
+
+/** The relay's HTTP shell (same Koa app, middleware and server) with one ingest route and nothing behind it. */
+async function startShell(route: ShellRoute): Promise<{ ready: TargetReady; stop(): Promise<TargetReport> }> {
   let answered = 0;
   const router = new Router();
   router.post('/ingest/:org/:source', async (ctx) => {
-    await readRawBody(ctx.req, 1024 * 1024);
-    ctx.body = { eventId: 'evt_01jbench0000000000000000000', status: 'received' };
+    await route(ctx);
     answered += 1;
   });
   const server = await startHttpServer(createHttpApp([router], createLogger({ level: 'silent' })), { port: 0, host: '127.0.0.1' });
@@ -92,6 +94,51 @@ async function startShell(): Promise<{ ready: TargetReady; stop(): Promise<Targe
     },
   };
 }
+
+/**
+ * `shell`: a route that reads the body as the gateway does and answers 200. The floor under the
+ * gateway's figures: what Koa and the shared middleware cost before any ingest work.
+ */
+const shellRoute: ShellRoute = async (ctx) => {
+  await readRawBody(ctx.req, 1024 * 1024);
+  ctx.body = { eventId: 'evt_01jbench0000000000000000000', status: 'received' };
+};
+
+const VERIFICATION: VerificationConfig = { type: 'codehost', secret: SECRET };
+
+/**
+ * `verify`: the shell plus the per-request work ingest does whatever keeps the event: the signature
+ * checked, an event id drawn, the payload hashed and the `relay.ingest` message encoded; then nothing
+ * is stored, deduplicated or published. No gateway that keeps its events can beat it: the ceiling
+ * that the CPU work the issue requires puts on one event loop, whatever the storage design.
+ */
+const verifyRoute: ShellRoute = async (ctx) => {
+  const receivedAt = Date.now();
+  const body = await readRawBody(ctx.req, 1024 * 1024);
+  const headers = ctx.req.headers as Record<string, string | string[]>;
+  const signature = verifySignature({ config: VERIFICATION, rawBody: body, headers, publicUrl: ctx.href, nowMs: Date.now() });
+  if (!signature.valid) throw new InvalidSignatureError(signature.reason ?? 'invalid');
+  const eventId = newId('evt');
+  const now = Date.now();
+  encodeIngestMessage(
+    {
+      eventId,
+      orgId: 'org_bench',
+      sourceId: 'src_bench',
+      headers,
+      contentType: ctx.get('content-type') || null,
+      clientIp: ctx.req.socket.remoteAddress ?? null,
+      payloadHash: payloadHash(body),
+      payloadSize: body.length,
+      signatureValid: true,
+      receivedAt,
+      validatedAt: now,
+      queuedAt: now,
+    },
+    body,
+  );
+  ctx.body = { eventId, status: 'received' };
+};
 
 /**
  * `all`: the embedded default, every role in one process (the router stores each event as it comes).
@@ -146,9 +193,16 @@ async function startEmbeddedRelay(role: 'all' | 'gateway'): Promise<{ ready: Tar
   };
 }
 
+const STARTS = {
+  bare: startBare,
+  shell: () => startShell(shellRoute),
+  verify: () => startShell(verifyRoute),
+  gateway: () => startEmbeddedRelay('gateway'),
+  all: () => startEmbeddedRelay('all'),
+};
 const kind = process.argv[2];
-if (kind !== 'bare' && kind !== 'shell' && kind !== 'all' && kind !== 'gateway') throw new Error('usage: bench-target.ts bare|shell|all|gateway');
-const target = kind === 'bare' ? await startBare() : kind === 'shell' ? await startShell() : await startEmbeddedRelay(kind);
+if (!kind || !Object.hasOwn(STARTS, kind)) throw new Error(`usage: bench-target.ts ${Object.keys(STARTS).join('|')}`);
+const target = await STARTS[kind as keyof typeof STARTS]();
 process.send!({ ready: target.ready });
 process.on('message', async (message: { stop?: boolean }) => {
   if (!message.stop) return;
