@@ -3,7 +3,8 @@ import { destinationTopic, encodeDeliveryJob } from '../../libs/pipeline/deliver
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { startDelivererHarness, type DelivererHarness } from './deliverer-test-harness.js';
 
-const RESET_TIMEOUT_MS = 600;
+// Long enough that a stalled machine still sees the circuit open when the failures are in, before it half-opens.
+const RESET_TIMEOUT_MS = 1200;
 const RETRY_POLICY = { maxRetries: 5, initialDelay: 1500, maxDelay: 10_000, backoffMultiplier: 1 };
 
 describe('deliverer: backpressure', function () {
