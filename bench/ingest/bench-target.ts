@@ -41,6 +41,11 @@ export interface TargetReport {
 
 const API_KEY = 'bench-key-0123456789abcdef';
 const SECRET = 'bench-codehost-secret';
+/** The bench source's verification: the relay's source is created with it, and `verify` checks with it. */
+const VERIFICATION: VerificationConfig = { type: 'codehost', secret: SECRET };
+
+/** Where every target takes the load, and the secret autocannon signs with. */
+const readyAt = (url: string): TargetReady => ({ url, path: '/ingest/bench/codehost', secret: SECRET });
 
 function cpuMicros(since: NodeJS.CpuUsage): number {
   const used = process.cpuUsage(since);
@@ -65,7 +70,7 @@ async function startBare(): Promise<{ ready: TargetReady; stop(): Promise<Target
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    ready: { url: `http://127.0.0.1:${port}`, path: '/ingest/bench/codehost', secret: SECRET },
+    ready: readyAt(`http://127.0.0.1:${port}`),
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -87,7 +92,7 @@ async function startShell(route: ShellRoute): Promise<{ ready: TargetReady; stop
   const server = await startHttpServer(createHttpApp([router], createLogger({ level: 'silent' })), { port: 0, host: '127.0.0.1' });
   const cpuAtStart = process.cpuUsage();
   return {
-    ready: { url: server.url, path: '/ingest/bench/codehost', secret: SECRET },
+    ready: readyAt(server.url),
     async stop() {
       await server.close();
       return { cpuMicrosPerRequest: cpuMicros(cpuAtStart) / answered };
@@ -103,8 +108,6 @@ const shellRoute: ShellRoute = async (ctx) => {
   await readRawBody(ctx.req, 1024 * 1024);
   ctx.body = { eventId: 'evt_01jbench0000000000000000000', status: 'received' };
 };
-
-const VERIFICATION: VerificationConfig = { type: 'codehost', secret: SECRET };
 
 /**
  * `verify`: the shell plus the per-request work ingest does whatever keeps the event: the signature
@@ -161,7 +164,7 @@ async function startEmbeddedRelay(role: 'all' | 'gateway'): Promise<{ ready: Tar
   const logger = createLogger({ level: 'silent' });
   const setup = await startRelay(loadConfig(env), { logger });
   const created = await apiClient(setup.url, API_KEY)('POST', '/api/sources', {
-    body: { name: 'Bench', slug: 'codehost', provider: 'codehost', verificationConfig: { type: 'codehost', secret: SECRET }, dedupEnabled: true },
+    body: { name: 'Bench', slug: 'codehost', provider: 'codehost', verificationConfig: VERIFICATION, dedupEnabled: true },
   });
   if (created.status !== 201) throw new Error(`creating the bench source failed: ${created.status} ${created.text}`);
   await setup.close();
@@ -170,7 +173,7 @@ async function startEmbeddedRelay(role: 'all' | 'gateway'): Promise<{ ready: Tar
   const admin = relay.broker.admin();
   const ingestLag = () => admin.lag('relay-router', [INGEST_TOPIC]);
   return {
-    ready: { url: relay.url, path: '/ingest/bench/codehost', secret: SECRET },
+    ready: readyAt(relay.url),
     async stop() {
       // Requests still in flight when the load stopped finish within milliseconds.
       await new Promise((resolve) => setTimeout(resolve, 500));
