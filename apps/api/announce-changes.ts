@@ -1,9 +1,9 @@
 import type { Context, Next } from 'koa';
-import type { ConfigChange } from '../../libs/pipeline/config-change.js';
+import type { ResourceChange } from '../../libs/pipeline/config-change.js';
 import type { ApiDeps } from './api-deps.js';
 
-const KINDS: Record<string, ConfigChange['kind']> = { sources: 'source', destinations: 'destination', routes: 'route' };
-const ACTIONS: Record<string, ConfigChange['action']> = { POST: 'created', PATCH: 'updated', PUT: 'updated', DELETE: 'deleted' };
+const KINDS: Record<string, ResourceChange['kind']> = { sources: 'source', destinations: 'destination', routes: 'route', keys: 'key' };
+const ACTIONS: Record<string, ResourceChange['action']> = { POST: 'created', PATCH: 'updated', PUT: 'updated', DELETE: 'deleted' };
 
 /**
  * After every successful write, tells running processes (gateway caches, deliverer subscriptions) that

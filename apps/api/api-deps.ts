@@ -2,22 +2,27 @@ import type { OutgoingMessage } from '../../libs/broker/broker.js';
 import type { HttpSender } from '../../libs/delivery/send-request.js';
 import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import type { Logger } from '../../libs/logging/logger.js';
-import type { ConfigChange } from '../../libs/pipeline/config-change.js';
+import type { ResourceChange } from '../../libs/pipeline/config-change.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { OrganizationRow } from '../../libs/store/entities/organization.js';
 import type { Store } from '../../libs/store/store.js';
-import type { RouteTarget } from '../router/route-targets.js';
+import type { RoutedTarget } from '../router/route-targets.js';
+import type { KeyAuthenticator } from './keys/key-authenticator.js';
 
 /** What the management API needs, wired by the composition root. */
 export interface ApiDeps {
   store: Store;
+  /** Checks API keys (cached per process; revocations are announced and apply at once). */
+  apiKeys: KeyAuthenticator;
   secrets: SecretBox;
-  /** Base of every webhookUrl, e.g. `https://hooks.example.com`. */
-  publicUrl: string;
+  /** RELAY_PUBLIC_URL, e.g. `https://hooks.example.com`: the base of every webhookUrl when set. */
+  publicUrl?: string;
+  /** RELAY_TRUST_PROXY: whether (and how many) proxies' X-Forwarded-Proto/-Host name the caller's origin. */
+  trustProxy: number;
   logger: Logger;
   now: () => number;
   /** Tells every process that cached configuration changed (gateway caches, deliverer subscriptions). */
-  announce(change: ConfigChange): Promise<void>;
+  announce(change: ResourceChange): Promise<void>;
   /**
    * A destination's circuit as the deliverer in this process sees it. Deliverers in other processes do
    * not report theirs yet; there it reads `closed`.
@@ -26,12 +31,20 @@ export interface ApiDeps {
   /** Publishes delivery jobs (replays); resolves once the broker holds them durably. */
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
   /** The destinations a source's events go to now (enabled routes), as the router resolves them. */
-  routesFor(sourceId: string): Promise<RouteTarget[]>;
+  routesFor(sourceId: string): Promise<RoutedTarget[]>;
   /** Sends destination tests, with the deliverer's connection rules. */
   httpSender: HttpSender;
+  /** Tells the replay runner a job was created, so it starts without waiting for its next look. */
+  wakeReplays(): void;
 }
 
 /** The authenticated caller: every domain function acts inside this organization only. */
 export interface Tenant {
   org: OrganizationRow;
+}
+
+/** A caller of the HTTP API: its organization, and how it reaches the relay. */
+export interface Caller extends Tenant {
+  /** Base of webhookUrl for this caller: RELAY_PUBLIC_URL, or the origin the request reached the relay at. */
+  publicUrl: string;
 }

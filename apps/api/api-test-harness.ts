@@ -5,7 +5,7 @@ import { createLogger } from '../../libs/logging/logger.js';
 import { createSecretBox, type SecretBox } from '../../libs/secrets/secret-box.js';
 import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
 import type { StoreTarget } from '../../libs/testing/store-targets.js';
-import { startRelay, type RunningRelay } from '../relay/relay.js';
+import { startRelay, type RelayOptions, type RunningRelay } from '../relay/relay.js';
 
 /** A running relay on one store backend with two organizations, A and B, each with its own key. */
 export interface ApiHarness {
@@ -55,7 +55,7 @@ export async function createdId(api: ApiCall, path: string, body: unknown): Prom
   return (await created(api, path, body)).id;
 }
 
-export async function startApiHarness(mocha: Context, target: StoreTarget): Promise<ApiHarness> {
+export async function startApiHarness(mocha: Context, target: StoreTarget, relayOptions: Omit<RelayOptions, 'logger'> = {}): Promise<ApiHarness> {
   const location = await target.prepare(mocha);
   const config = loadConfig({
     PORT: '0',
@@ -68,9 +68,9 @@ export async function startApiHarness(mocha: Context, target: StoreTarget): Prom
     RELAY_PUBLIC_URL: 'https://relay.example.test',
   });
   const logger = createLogger({ level: 'silent' });
-  let relay = await startRelay(config, { logger });
+  let relay = await startRelay(config, { ...relayOptions, logger });
   const orgB = await relay.store.organizations.create('org-b', 'pro');
-  const { key: keyB } = await relay.store.organizations.createKey(orgB.id, 'test');
+  const { key: keyB } = await relay.store.apiKeys.create(orgB.id, 'test', 'admin');
   const harness: ApiHarness = {
     relay,
     url: relay.url,
@@ -87,7 +87,7 @@ export async function startApiHarness(mocha: Context, target: StoreTarget): Prom
     secrets: createSecretBox(ENCRYPTION_KEY),
     async restart() {
       await relay.close();
-      relay = await startRelay({ ...config, port: relay.port }, { logger });
+      relay = await startRelay({ ...config, port: relay.port }, { ...relayOptions, logger });
       harness.relay = relay;
     },
     async stop() {

@@ -69,7 +69,7 @@ describeEachStore('API authentication', (target) => {
 
   it('accepts a key created for the organization', async () => {
     const org = await h.relay.store.organizations.bySlug('org-a');
-    const { key } = await h.relay.store.organizations.createKey(org!.id, 'second');
+    const { key } = await h.relay.store.apiKeys.create(org!.id, 'second', 'admin');
     const response = await h.api('GET', '/api/sources', { key });
     expect(response.status).to.equal(200);
   });

@@ -137,6 +137,19 @@ const CASES: BadRequest[] = [
   invalid('api_key auth without headerName', 'PATCH', destination, json({ authType: 'api_key', authConfig: { key: 'k' } }), 'authConfig.headerName'),
   invalid('an unknown authType', 'POST', destinations, newDestination({ authType: 'oauth', authConfig: {} }), 'authType'),
   invalid('a Host header', 'PATCH', destination, json({ headers: { Host: 'evil.example.com' } }), 'headers'),
+  invalid('a maskFields filter expression', 'POST', sources, newSource({ maskFields: ['$.ok', '$[?('] }), 'maskFields[1]'),
+  invalid('an encryptFields script expression', 'PATCH', source, json({ encryptFields: ['$[(@.length-1)]'] }), 'encryptFields[0]'),
+  invalid('an encryptFields slice', 'PATCH', source, json({ encryptFields: ['$.items[0:2]'] }), 'encryptFields[0]'),
+  invalid('a body nested 3,000 deep', 'POST', sources, raw('{"a":'.repeat(3000) + '1' + '}'.repeat(3000), 'application/json'), '(body)'),
+  invalid('a test payload nested 3,000 deep', 'POST', (f) => `/api/destinations/${f.destination}/test`, raw(`{"payload":${'['.repeat(3000)}${']'.repeat(3000)}}`, 'application/json'), '(body)'),
+  invalid('an Expect header', 'PATCH', destination, json({ headers: { Expect: '100-continue' } }), 'headers'),
+  invalid('Host as the api_key header', 'PATCH', destination, json({ authType: 'api_key', authConfig: { headerName: 'Host', key: 'k' } }), 'authConfig.headerName'),
+  invalid('Transfer-Encoding as the custom header', 'PATCH', destination, json({ authType: 'custom_header', authConfig: { headerName: 'Transfer-Encoding', headerValue: 'chunked' } }), 'authConfig.headerName'),
+  invalid('Content-Length as a new destination\'s auth header', 'POST', destinations, newDestination({ authType: 'api_key', authConfig: { headerName: 'content-length', key: 'k' } }), 'authConfig.headerName'),
+  invalid('a control character in a header value', 'PATCH', destination, json({ headers: { 'X-Bell': 'a\u0007b' } }), 'headers.X-Bell'),
+  invalid('a character beyond Latin-1 in a header value', 'PATCH', destination, json({ headers: { 'X-Price': '5 \u20ac' } }), 'headers.X-Price'),
+  invalid('a DEL character in a custom header value', 'PATCH', destination, json({ authType: 'custom_header', authConfig: { headerName: 'X-Auth', headerValue: 'v\u007f' } }), 'authConfig.headerValue'),
+  invalid('a line break in a bearer token', 'PATCH', destination, json({ authType: 'bearer', authConfig: { token: 'abc\ndef' } }), 'authConfig.token'),
 
   // Query values.
   invalid('enabled=yes on sources', 'GET', () => '/api/sources?enabled=yes', {}, 'enabled'),
@@ -152,6 +165,8 @@ const CASES: BadRequest[] = [
   { title: 'POST on a destination', method: 'POST', path: destination, options: json({}), status: 405, code: 'METHOD_NOT_ALLOWED' },
   { title: 'GET on rotate-secret', method: 'GET', path: (f) => `/api/sources/${f.source}/rotate-secret`, status: 405, code: 'METHOD_NOT_ALLOWED' },
   { title: 'DELETE on signing-secret', method: 'DELETE', path: (f) => `/api/destinations/${f.destination}/signing-secret`, status: 405, code: 'METHOD_NOT_ALLOWED' },
+  { title: 'TRACE on a source', method: 'TRACE', path: source, status: 405, code: 'METHOD_NOT_ALLOWED' },
+  { title: 'PROPFIND on the destination collection', method: 'PROPFIND', path: destinations, status: 405, code: 'METHOD_NOT_ALLOWED' },
   { title: 'PUT on a route', method: 'PUT', path: (f) => `/api/routes/${f.route}`, options: json({ enabled: false }), status: 405, code: 'METHOD_NOT_ALLOWED' },
 ];
 

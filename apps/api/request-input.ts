@@ -1,15 +1,9 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { parseInput } from '../../libs/http/validate.js';
-import type { Tenant } from './api-deps.js';
-
-/** The organization the API key belongs to, set by `authenticate`. */
-export function tenantOf(ctx: Context): Tenant {
-  return ctx.state.tenant as Tenant;
-}
 
 /** The JSON body without read-only fields, so a fetched resource can be sent back as it came. */
-export function writableBody(ctx: Context, readOnly: readonly string[]): unknown {
+function writableBody(ctx: Context, readOnly: readonly string[]): unknown {
   const body = (ctx.request as { body?: unknown }).body;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
   return Object.fromEntries(Object.entries(body).filter(([key]) => !readOnly.includes(key)));

@@ -81,6 +81,57 @@ describeEachStore('relay CLI', (target) => {
     }
   });
 
+  describe('keys with scopes', function () {
+    // Each test runs the CLI several times, a process start each.
+    this.timeout(120_000);
+    const keyOf = (stdout: string) => stdout.trim().split('\n').at(-1)!;
+    const idOf = (stdout: string) => /API key (key_\w+)/.exec(stdout)![1]!;
+
+    before(async () => {
+      expect((await cli('orgs', 'create', '--slug', 'scoped')).code).to.equal(0);
+    });
+
+    it('keys create --scope read prints a read key; keys list shows it with its scope and prefix, never the key', async () => {
+      const result = await cli('keys', 'create', '--org', 'scoped', '--name', 'dashboard', '--scope', 'read');
+      expect(result.code, result.stderr).to.equal(0);
+      expect(result.stdout).to.include('scope read');
+      const key = keyOf(result.stdout);
+      const list = await cli('keys', 'list', '--org', 'scoped');
+      expect(list.code, list.stderr).to.equal(0);
+      const row = list.stdout.trim().split('\n').map((line) => line.split('\t')).find((fields) => fields[0] === idOf(result.stdout))!;
+      expect(row.slice(1, 4)).to.deep.equal(['dashboard', 'read', key.slice(0, 8)]);
+      expect(row[5]).to.equal('never');
+      expect(list.stdout).not.to.include(key);
+    });
+
+    it('keys create without --scope makes an admin key', async () => {
+      const result = await cli('keys', 'create', '--org', 'scoped');
+      expect(result.stdout).to.include('scope admin');
+    });
+
+    it('keys create with an unknown scope or a name over 100 characters exits non-zero and creates nothing', async () => {
+      const before = (await cli('keys', 'list', '--org', 'scoped')).stdout;
+      await expectRefused(['keys', 'create', '--org', 'scoped', '--scope', 'root'], /scope: must be one of admin, write, read/);
+      await expectRefused(['keys', 'create', '--org', 'scoped', '--name', 'n'.repeat(101)], /name: must be at most 100 characters/);
+      expect((await cli('keys', 'list', '--org', 'scoped')).stdout).to.equal(before);
+    });
+
+    it('keys revoke removes a key; an unknown id and a missing --id are refused', async () => {
+      const created = await cli('keys', 'create', '--org', 'scoped', '--scope', 'write');
+      const revoked = await cli('keys', 'revoke', '--org', 'scoped', '--id', idOf(created.stdout));
+      expect(revoked.code, revoked.stderr).to.equal(0);
+      expect((await cli('keys', 'list', '--org', 'scoped')).stdout).not.to.include(idOf(created.stdout));
+      await expectRefused(['keys', 'revoke', '--org', 'scoped', '--id', idOf(created.stdout)], /not found/);
+      await expectRefused(['keys', 'revoke', '--org', 'scoped'], /--id/);
+    });
+
+    it("keys revoke refuses the organization's last admin key", async () => {
+      expect((await cli('orgs', 'create', '--slug', 'one-admin')).code).to.equal(0);
+      const admin = await cli('keys', 'create', '--org', 'one-admin');
+      await expectRefused(['keys', 'revoke', '--org', 'one-admin', '--id', idOf(admin.stdout)], /last admin key/);
+    });
+  });
+
   it('orgs create --slug BAD exits non-zero with a message about the slug and creates nothing', async () => {
     await expectRefused(['orgs', 'create', '--slug', 'BAD'], /slug/i);
     expect((await cli('orgs', 'list')).stdout.toLowerCase()).not.to.match(/^bad\t/m);

@@ -2,20 +2,34 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, PLANS, type Config, type Plan } from '../../libs/config/config.js';
 import { ConfigError, RelayError, ValidationError } from '../../libs/errors/errors.js';
+import { parseInput } from '../../libs/http/validate.js';
+import type { OrganizationRow } from '../../libs/store/entities/organization.js';
+import { makeDataDirPrivate } from '../../libs/storage/private-data-dir.js';
+import { indexAllPending, resetSearchIndex } from '../../libs/store/search-index.js';
 import { openStore, type Store } from '../../libs/store/store.js';
+import { createKey, createKeyBody, keyView, revokeKey } from '../api/keys/key-service.js';
 import { TRANSFER_OPTIONS, TRANSFER_USAGE, transferCommands, type CommandOutcome } from './transfer-commands.js';
 
 const USAGE = `Usage:
   relay orgs create --slug <slug> [--plan free|starter|pro|business|enterprise]
   relay orgs list
-  relay keys create --org <slug> [--name <name>]
+  relay keys create --org <slug> [--name <name>] [--scope admin|write|read]
+  relay keys list --org <slug>
+  relay keys revoke --org <slug> --id <key id>
   relay migrate
+  relay search rebuild
 ${TRANSFER_USAGE}
 Environment: DATABASE_URL (PostgreSQL) or RELAY_DATA_DIR (SQLite, default ./data).`;
 
 type Command = (store: Store, flags: Record<string, string | undefined>, config: Config) => Promise<string | CommandOutcome>;
 
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+async function organization(store: Store, slug: string | undefined): Promise<OrganizationRow> {
+  const org = slug ? await store.organizations.bySlug(slug) : null;
+  if (!org) throw new ValidationError(`--org must name an existing organization${slug ? `; "${slug}" does not exist` : ''}`);
+  return org;
+}
 
 const commands: Record<string, Command> = {
   'orgs create': async (store, { slug, plan = 'pro' }) => {
@@ -29,14 +43,31 @@ const commands: Record<string, Command> = {
     const orgs = await store.organizations.list();
     return orgs.map((org) => `${org.slug}\t${org.plan}\t${org.id}`).join('\n') || '(no organizations)';
   },
-  'keys create': async (store, { org: slug, name = 'cli' }) => {
-    const org = slug ? await store.organizations.bySlug(slug) : null;
-    if (!org) throw new ValidationError(`--org must name an existing organization${slug ? `; "${slug}" does not exist` : ''}`);
-    const { key } = await store.organizations.createKey(org.id, name);
-    return `API key for ${org.slug} (shown once):\n${key}`;
+  'keys create': async (store, { org: slug, name = 'cli', scope = 'admin' }) => {
+    const tenant = { org: await organization(store, slug) };
+    const input = parseInput(createKeyBody, { name, scope }, 'Key');
+    const created = await createKey({ store }, tenant, input);
+    return `API key ${created.id} for ${tenant.org.slug}, scope ${created.scope} (shown once):\n${created.key}`;
+  },
+  'keys list': async (store, { org: slug }) => {
+    const org = await organization(store, slug);
+    const rows = (await store.apiKeys.findBy(org.id)).map(keyView);
+    return rows.map((key) => [key.id, key.name, key.scope, key.prefix ?? '-', key.createdAt, key.lastUsedAt ?? 'never'].join('\t')).join('\n') || '(no keys)';
+  },
+  // Not announced (the CLI has no broker): running processes stop accepting the key within 30 s, when their cache expires.
+  'keys revoke': async (store, { org: slug, id }) => {
+    const org = await organization(store, slug);
+    if (!id) throw new ValidationError('--id must name the key to revoke (see relay keys list)');
+    await revokeKey({ store }, { org }, id);
+    return `revoked ${id}; running relay processes refuse it within 30 s`;
   },
   // Opening the store applies pending migrations.
   migrate: async () => 'migrations applied',
+  // For an index lost or suspected wrong; a running relay keeps serving complete (slower) searches meanwhile.
+  'search rebuild': async (store) => {
+    await resetSearchIndex(store.sql);
+    return `search index rebuilt from the stored events: ${await indexAllPending(store.sql)} events indexed`;
+  },
   ...transferCommands,
 };
 
@@ -45,6 +76,8 @@ const OPTIONS = {
   plan: { type: 'string' },
   org: { type: 'string' },
   name: { type: 'string' },
+  scope: { type: 'string' },
+  id: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   ...TRANSFER_OPTIONS,
 } as const;
@@ -71,7 +104,11 @@ async function main(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   const config = loadConfig(process.env);
+  const loosened = makeDataDirPrivate(config.dataDir).fixed;
+  if (loosened.length > 0) process.stderr.write(`warning: made private (0700/0600), they were readable by others: ${loosened.join(', ')}\n`);
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  // The files this command created (a first `relay migrate`) get the same mode.
+  makeDataDirPrivate(config.dataDir);
   try {
     const result = await command(store, values as Record<string, string | undefined>, config);
     const { output, exitCode } = typeof result === 'string' ? { output: result, exitCode: 0 } : result;

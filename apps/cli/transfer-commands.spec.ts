@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../libs/config/config.js';
@@ -32,7 +33,9 @@ const DESTINATIONS_FILE = {
 describeEachStore('relay export / relay import', (target) => {
   let location: StoreLocation & { cleanup(): Promise<void> };
   const cli = (...args: string[]) => runCli(location, args);
-  const file = (name: string) => path.join(location.dataDir, name);
+  // The files a user imports and exports live apart from the relay's data directory, which the relay keeps private.
+  let workDir: string;
+  const file = (name: string) => path.join(workDir, name);
 
   async function ok(...args: string[]): Promise<string> {
     const result = await cli(...args);
@@ -44,6 +47,7 @@ describeEachStore('relay export / relay import', (target) => {
 
   before(async function () {
     location = await target.prepare(this);
+    workDir = await mkdtemp(path.join(os.tmpdir(), 'relay-cli-files-'));
     await ok('orgs', 'create', '--slug', 'acme');
     await ok('orgs', 'create', '--slug', 'beta');
     await writeFile(file('sources.json'), JSON.stringify(SOURCES_FILE));
@@ -52,6 +56,7 @@ describeEachStore('relay export / relay import', (target) => {
 
   after(async () => {
     await location?.cleanup();
+    if (workDir) await rm(workDir, { recursive: true, force: true });
   });
 
   it('imports a hand-written file, exports it again with its secrets, and another organization imports the export', async () => {

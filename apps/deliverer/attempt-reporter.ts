@@ -1,11 +1,12 @@
 import type { BrokerRecord, OutgoingMessage, Producer } from '../../libs/broker/broker.js';
-import type { AttemptOutcome } from '../../libs/delivery/attempt-outcome.js';
+import { isGone, type AttemptOutcome } from '../../libs/delivery/attempt-outcome.js';
 import { nextAttemptPlan, retryTierTopic, tierFor, type JitterOptions } from '../../libs/delivery/retry-schedule.js';
 import { newId } from '../../libs/ids/ids.js';
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import { ATTEMPTS_TOPIC, encodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
-import { DEAD_LETTER_TOPIC, encodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
-import { deadLetterOfJob, deadLetterOfRecord, type DeadLetterReason } from './dead-letter.js';
+import { createDeadLetters, deadLetterOfJob, deadLetterPoison } from '../../libs/pipeline/dead-letter.js';
+import { destinationTopic, encodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { DeliveryTarget } from './delivery-lookup.js';
 
 export interface AttemptReporterOptions {
@@ -25,6 +26,8 @@ export interface SentAttempt {
 
 /** `errorKind` of the attempt recorded for a job whose destination was deleted. */
 export const DESTINATION_DELETED = 'destination_deleted';
+/** `errorKind` of the attempt recorded for a job that cannot be delivered for a reason of its own. */
+export const POISON_RECORD = 'poison_record';
 
 /**
  * Publishes what became of an attempt. The AttemptRecord goes first and the retry job or dead letter
@@ -33,25 +36,44 @@ export const DESTINATION_DELETED = 'destination_deleted';
 export function createAttemptReporter(options: AttemptReporterOptions) {
   const { producer, metrics, now } = options;
 
-  async function publish(topic: string, message: OutgoingMessage): Promise<void> {
+  async function publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
     const stopTimer = metrics.brokerPublishDuration.startTimer({ topic });
-    await producer.send(topic, [message]);
+    await producer.send(topic, messages);
     stopTimer();
   }
 
-  async function deadLetter(message: OutgoingMessage, reason: DeadLetterReason): Promise<void> {
-    await publish(DEAD_LETTER_TOPIC, message);
-    metrics.deadLetters.inc({ reason });
-  }
+  const deadLetter = createDeadLetters(publish, metrics.deadLetters);
 
   function recordOf(job: DeliveryJob, fields: Omit<AttemptRecord, 'attemptId' | 'deliveryId' | 'eventId' | 'orgId' | 'destinationId' | 'attemptNumber'>): AttemptRecord {
     const { deliveryId, eventId, orgId, destinationId, attemptNumber } = job;
     return { attemptId: newId('att'), deliveryId, eventId, orgId, destinationId, attemptNumber, ...fields };
   }
 
+  /** A failed attempt that sent nothing and ends its delivery (the recorder, sole writer of delivery state, learns it from this). */
+  async function publishFinalFailure(job: DeliveryJob, error: string, errorKind: string): Promise<void> {
+    const at = now();
+    const attempt = recordOf(job, {
+      startedAt: at,
+      completedAt: at,
+      ok: false,
+      statusCode: null,
+      latencyMs: 0,
+      error,
+      errorKind,
+      responseBody: '',
+      deliveryStatus: 'failed',
+      nextAttemptAt: null,
+    });
+    metrics.deliveryAttempts.inc({ destination: job.destinationId, outcome: 'failed' });
+    await publish(ATTEMPTS_TOPIC, [encodeAttemptRecord(attempt)]);
+  }
+
   return {
-    /** An attempt that reached the sender: recorded, then retried through a tier or dead-lettered. */
-    async sent({ job, body, target, outcome, startedAt }: SentAttempt): Promise<void> {
+    /**
+     * An attempt that reached the sender: recorded, then retried through a tier or dead-lettered.
+     * Resolves with the delivery's status after it.
+     */
+    async sent({ job, body, target, outcome, startedAt }: SentAttempt): Promise<AttemptRecord['deliveryStatus']> {
       const completedAt = now();
       const plan = nextAttemptPlan(target.retryPolicy, job.attemptNumber, outcome, { ...options.jitter, nowMs: completedAt });
       const deliveryStatus = plan.kind === 'retry' ? 'retrying' : plan.kind;
@@ -69,14 +91,21 @@ export function createAttemptReporter(options: AttemptReporterOptions) {
       });
       metrics.deliveryAttempts.inc({ destination: target.id, outcome: deliveryStatus });
       metrics.deliveryAttemptDuration.observe({ destination: target.id }, outcome.latencyMs / 1000);
-      await publish(ATTEMPTS_TOPIC, encodeAttemptRecord(attempt));
+      await publish(ATTEMPTS_TOPIC, [encodeAttemptRecord(attempt)]);
       if (plan.kind === 'retry') {
         const tier = tierFor(plan.delayMs);
-        await publish(retryTierTopic(tier), encodeDeliveryJob({ ...job, attemptNumber: job.attemptNumber + 1, dueAt: plan.dueAt }, body));
+        await publish(retryTierTopic(tier), [encodeDeliveryJob({ ...job, attemptNumber: job.attemptNumber + 1, dueAt: plan.dueAt }, body)]);
         metrics.retriesScheduled.inc({ tier: tier.name });
       } else if (plan.kind === 'failed') {
-        await deadLetter(deadLetterOfJob(job, body, 'retries_exhausted'), 'retries_exhausted');
+        const reason = isGone(outcome) ? 'destination_gone' : 'retries_exhausted';
+        await deadLetter(reason, deadLetterOfJob(job, body, reason));
       }
+      return deliveryStatus;
+    },
+
+    /** A job that waited behind another of its source (ordered destinations), back in its destination's topic. */
+    async requeue(job: DeliveryJob, body: Buffer): Promise<void> {
+      await publish(destinationTopic(job.destinationId), [encodeDeliveryJob(job, body)]);
     },
 
     /**
@@ -84,27 +113,18 @@ export function createAttemptReporter(options: AttemptReporterOptions) {
      * recorder, sole writer of delivery state, learns it from this record) so its event can settle.
      */
     async destinationDeleted(job: DeliveryJob, body: Buffer): Promise<void> {
-      const at = now();
-      const attempt = recordOf(job, {
-        startedAt: at,
-        completedAt: at,
-        ok: false,
-        statusCode: null,
-        latencyMs: 0,
-        error: 'The destination was deleted; nothing was sent',
-        errorKind: DESTINATION_DELETED,
-        responseBody: '',
-        deliveryStatus: 'failed',
-        nextAttemptAt: null,
-      });
-      metrics.deliveryAttempts.inc({ destination: job.destinationId, outcome: 'failed' });
-      await publish(ATTEMPTS_TOPIC, encodeAttemptRecord(attempt));
-      await deadLetter(deadLetterOfJob(job, body, 'destination_deleted'), 'destination_deleted');
+      await publishFinalFailure(job, 'The destination was deleted; nothing was sent', DESTINATION_DELETED);
+      await deadLetter('destination_deleted', deadLetterOfJob(job, body, 'destination_deleted'));
     },
 
-    /** A record without a readable job: no delivery can be named, so it only goes to relay.dead. */
-    async malformed(record: BrokerRecord): Promise<void> {
-      await deadLetter(deadLetterOfRecord(record), 'malformed_record');
+    /**
+     * A record that cannot be delivered for a reason of its own (unreadable, or no request can be built
+     * from it): to relay.dead as it is, and when its job could be read, its delivery ends `failed` with
+     * the reason (errorKind `poison_record`) so its event settles.
+     */
+    async poisoned(record: BrokerRecord, error: unknown, job?: DeliveryJob): Promise<void> {
+      if (job) await publishFinalFailure(job, `The job could not be delivered: ${poisonReason(error).detail}`, POISON_RECORD);
+      await deadLetterPoison(deadLetter, record, error);
     },
   };
 }

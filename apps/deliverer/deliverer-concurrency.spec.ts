@@ -6,6 +6,7 @@ import { createLogger } from '../../libs/logging/logger.js';
 import { respond, startHttpSink, type HttpSink, type RecordedRequest } from '../../libs/testing/http-sink.js';
 import { createDeliverer } from './deliverer.js';
 import { startDelivererHarness, type DelivererHarness } from './deliverer-test-harness.js';
+import { createSqlSourceLines } from './source-lines.js';
 import { createStoreDeliveryLookup } from './store-lookup.js';
 
 const ANSWER_AFTER_MS = 200;
@@ -79,7 +80,17 @@ describe('deliverer: concurrency', function () {
     sinks = [];
     const sender = createHttpSender({ blockPrivateDestinations: false });
     try {
-      const options = { broker: h.broker, lookup: createStoreDeliveryLookup(h.store, h.secrets), sender, metrics: h.metrics, logger: createLogger({ level: 'silent' }), jitter: 0 };
+      const options = {
+        broker: h.broker,
+        lookup: createStoreDeliveryLookup(h.store, h.secrets),
+        secrets: h.secrets,
+        sender,
+        metrics: h.metrics,
+        gone: h.gone,
+        lines: createSqlSourceLines(h.store.sql),
+        logger: createLogger({ level: 'silent' }),
+        jitter: 0,
+      };
       expect(() => createDeliverer({ ...options, maxInFlightPerDestination: 4, maxInFlightPerSource: 5 })).to.throw(RangeError, /maxInFlightPerSource/);
       expect(() => createDeliverer({ ...options, maxInFlightPerSource: 0 })).to.throw(RangeError, /maxInFlightPerSource/);
     } finally {

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { decodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { respond, startHttpSink } from '../../libs/testing/http-sink.js';
 import { DESTINATION_DELETED } from './attempt-reporter.js';
-import { DEAD_REASON_HEADER } from './dead-letter.js';
+import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
+import { waitFor } from '../../libs/testing/wait-for.js';
 import { eachTestDelivererAndSink } from './deliverer-test-harness.js';
 
 describe('deliverer: configuration changes', function () {
@@ -91,5 +92,17 @@ describe('deliverer: configuration changes', function () {
     expect(decodeDeliveryJob(dead!).job.deliveryId).to.equal(orphan.deliveryId);
     expect(dead!.headers[DEAD_REASON_HEADER]).to.equal('destination_deleted');
     expect(t.sink.requests).to.have.length(1);
+  });
+  it("takes on a circuit another deliverer opened, and delivers the destination's jobs once it hears it closed", async function () {
+    const destination = await t.h.addDestination({ url: t.sink.url });
+    await t.h.announce({ kind: 'circuit', destinationId: destination.id, state: 'open' });
+    await waitFor('the announced open circuit to be taken on', async () => t.h.deliverer.circuitState(destination.id), (state) => state === 'open', 5_000, 10);
+    const job = await t.h.publishJob(destination.id, Buffer.from('{"held":true}'));
+
+    await t.h.announce({ kind: 'circuit', destinationId: destination.id, state: 'closed' });
+    // The default reset timeout is 30 s: only the announced close can let the job through in time.
+    const [attempt] = await t.h.attemptsOf(job.deliveryId, 1, 5_000);
+    expect(attempt).to.include({ attemptNumber: 1, deliveryStatus: 'delivered' });
+    expect(t.h.deliverer.circuitState(destination.id)).to.equal('closed');
   });
 });

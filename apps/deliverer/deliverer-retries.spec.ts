@@ -3,7 +3,7 @@ import type { BrokerRecord, Consumer } from '../../libs/broker/broker.js';
 import { retryTierTopic, RETRY_TIERS } from '../../libs/delivery/retry-schedule.js';
 import { decodeDeliveryJob, encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { respond } from '../../libs/testing/http-sink.js';
-import { DEAD_REASON_HEADER } from './dead-letter.js';
+import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
 import { Collected, eachTestDelivererAndSink } from './deliverer-test-harness.js';
 
 /** How late a retry may reach the destination after its due time on the embedded log. */

@@ -22,6 +22,8 @@ import { sourceRow } from '../../libs/store/store-test-fixtures.js';
 import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { createDeliverer, type Deliverer } from './deliverer.js';
 import { createStoreDeliveryLookup } from './store-lookup.js';
+import { createGoneDestinations, type GoneDestinations } from './gone-destinations.js';
+import { createSqlSourceLines } from './source-lines.js';
 
 /** Records of one topic as a test reads them, with a way to wait for the ones it expects. */
 export class Collected<T> {
@@ -77,6 +79,8 @@ export interface DelivererHarness {
   store: Store;
   secrets: SecretBox;
   metrics: RelayMetrics;
+  /** What the deliverer disables gone destinations with (announced on relay.config). */
+  gone: GoneDestinations;
   deliverer: Deliverer;
   orgId: string;
   source: SourceRow;
@@ -105,11 +109,15 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
   const org = await store.organizations.create(`org-${randomBytes(4).toString('hex')}`, 'pro');
   const source = await store.sources.insert(sourceRow(org.id, { name: 'Shop', slug: 'shop-events', provider: 'generic', dedupStrategy: 'none' }));
   const metrics = createRelayMetrics({ defaultMetrics: false });
+  const gone = createGoneDestinations(store.sql, (change) => broker.producer().send(CONFIG_TOPIC, [encodeConfigChange(change)]));
   const deliverer = createDeliverer({
     broker,
     lookup: createStoreDeliveryLookup(store, secrets),
+    secrets,
     sender: createHttpSender({ blockPrivateDestinations: false }),
     metrics,
+    gone,
+    lines: createSqlSourceLines(store.sql),
     logger: quietLogger,
     jitter: 0,
     maxInFlight: options.maxInFlight,
@@ -156,6 +164,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
     store,
     secrets,
     metrics,
+    gone,
     deliverer,
     orgId: org.id,
     source,
@@ -178,6 +187,9 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
         rateLimitPerMinute: null,
         retryPolicy: { maxRetries: 5, initialDelay: 100, maxDelay: 60_000, backoffMultiplier: 2 },
         enabled: true,
+        ordering: 'none',
+disabledReason: null,
+        disabledAt: null,
         createdAt: at,
         updatedAt: at,
         ...settings,

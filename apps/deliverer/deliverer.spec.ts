@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { decodeDeliveryJob, destinationTopic } from '../../libs/pipeline/delivery-job.js';
 import { hang, resetConnection, respond } from '../../libs/testing/http-sink.js';
-import { DEAD_REASON_HEADER } from './dead-letter.js';
+import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
 import { DELIVERER_GROUP } from './deliverer.js';
 import { eachTestDelivererAndSink } from './deliverer-test-harness.js';
 

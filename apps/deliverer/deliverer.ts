@@ -4,12 +4,16 @@ import { RETRY_TIER_TOPICS } from '../../libs/delivery/retry-schedule.js';
 import { DEFAULT_CONNECTIONS_PER_ORIGIN, type HttpSender } from '../../libs/delivery/send-request.js';
 import { createDestinationRateLimiters } from '../../libs/delivery/token-bucket.js';
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
+import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { ConfigChange } from '../../libs/pipeline/config-change.js';
-import { DEAD_LETTER_TOPIC, DESTINATION_TOPIC_PATTERN, destinationTopic } from '../../libs/pipeline/delivery-job.js';
+import { DEAD_LETTER_TOPIC, DESTINATION_TOPIC_PATTERN, destinationTopic, FRESH_DESTINATIONS_PARTITIONS, FRESH_DESTINATIONS_TOPIC } from '../../libs/pipeline/delivery-job.js';
 import { createAttemptReporter } from './attempt-reporter.js';
 import { createCachedLookup } from './cached-lookup.js';
 import type { DeliveryLookup } from './delivery-lookup.js';
 import { createDestinationBatchHandler, HOLD, type DelivererLogger } from './destination-batch.js';
+import { createFreshDestinationsHandler, FRESH_GROUP } from './fresh-destinations.js';
+import type { GoneDestinations } from './gone-destinations.js';
+import type { SourceLines } from './source-lines.js';
 import { createInFlightLimits } from './in-flight-limits.js';
 import { PauseHolds } from './pause-holds.js';
 import { createRetryTierHandler, RETRY_GROUP } from './retry-tiers.js';
@@ -24,7 +28,13 @@ export interface DelivererOptions {
   lookup: DeliveryLookup;
   /** Closed by `stop`. */
   sender: HttpSender;
+  /** Opens bodies the gateway sealed before they reached the log (sources with `encryptFields`). */
+  secrets: SecretBox;
   metrics: RelayMetrics;
+  /** Disables destinations that answer `410 Gone`: `createGoneDestinations(sql, announce)`. */
+  gone: GoneDestinations;
+  /** The lines of ordered destinations (`ordering: "source"`): `createSqlSourceLines(sql)`. */
+  lines: SourceLines;
   logger: DelivererLogger;
   /** Fraction of each retry delay added or removed at random (`RELAY_RETRY_JITTER`). */
   jitter: number;
@@ -47,10 +57,15 @@ export interface DelivererOptions {
   topicPartitions?: number;
   /** Safety net for destination topics that appeared without a config change reaching here (default 30 s). */
   subscriptionRefreshMs?: number;
+  /** Told each change of a destination's breaker; the composition root publishes it on relay.config. */
+  onCircuitChange?: (destinationId: string, state: CircuitState) => void;
 }
 
 export interface Deliverer {
-  /** Ensures the retry tier and dead letter topics, then joins the groups `relay-deliverer` and `relay-retry`. */
+  /**
+   * Ensures the retry tier, relay.fresh and dead letter topics, then joins the groups `relay-deliverer`,
+   * `relay-deliverer-fresh` and `relay-retry`.
+   */
   start(): Promise<void>;
   /**
    * Stops taking new jobs, lets the requests in flight finish (each is bounded by its destination's
@@ -60,7 +75,9 @@ export interface Deliverer {
   /**
    * Applies a relay.config change (every change when none is given): forgets cached destinations,
    * resumes a re-enabled destination, resets the circuit and rate budget of an updated or deleted one,
-   * and follows new destination topics. The composition root calls it for each record of relay.config.
+   * lets go of the lines of a destination no longer ordered, follows new destination topics, and takes
+   * on the breaker states other deliverers announce. The
+   * composition root calls it for each record of relay.config.
    */
   refresh(change?: ConfigChange): Promise<void>;
   /** For the destination and health views. */
@@ -74,7 +91,13 @@ export interface Deliverer {
  * A disabled destination holds its jobs: its topic stays paused until it is enabled again (disabling
  * is usually temporary, and the jobs are kept in the log meanwhile). A deleted destination fails its
  * jobs: each is recorded as a `failed` attempt (errorKind `destination_deleted`, nothing sent) so the
- * event can settle, and goes to relay.dead.
+ * event can settle, and goes to relay.dead. A destination that answers `410 Gone` fails that delivery
+ * without retries and is disabled (`disabledReason: "gone"`), so its later jobs are held in the same way.
+ *
+ * An ordered destination (`ordering: "source"`) sends one job per source at a time: a job admitted to
+ * its source's line waits in the store behind the head (its record committed, so other sources on the
+ * partition go on) until the head is delivered or finally failed, retries included; then it is
+ * published back to the topic and sent.
  */
 export function createDeliverer(options: DelivererOptions): Deliverer {
   const now = options.now ?? Date.now;
@@ -98,7 +121,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   /** Set by the first `stop`; handlers take no new job from then on. */
   let stopping: Promise<void> | null = null;
   const isStopping = () => stopping !== null;
-  let running: { destinations: Consumer; destinationHolds: PauseHolds; retries: Consumer; retryHolds: PauseHolds } | null = null;
+  let running: { destinations: Consumer; destinationHolds: PauseHolds; fresh: Consumer; retries: Consumer; retryHolds: PauseHolds } | null = null;
   let refreshTimer: NodeJS.Timeout | undefined;
 
   const breakers = createCircuitBreakers({
@@ -107,6 +130,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       if (state === 'open') logger.warn({ destinationId }, 'Circuit opened: deliveries to this destination are paused');
       else logger.info({ destinationId, state }, 'Circuit no longer open: deliveries to this destination resume');
       for (const each of CIRCUIT_STATES) metrics.circuitState.set({ destination: destinationId, state: each }, each === state ? 1 : 0);
+      options.onCircuitChange?.(destinationId, state);
       const holds = running?.destinationHolds;
       if (!holds) return;
       // Paused until half open: the trial attempt then comes from the topic itself.
@@ -127,14 +151,29 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     running?.destinationHolds.release({ topic: destinationTopic(destinationId) }, HOLD.circuitOpen);
   }
 
+  /**
+   * Jobs waiting in the lines of a destination no longer ordered (or deleted) go back to its topic in
+   * line order, to be sent (or failed) without waiting for their heads.
+   */
+  async function releaseUnorderedLines(destinationId: string | undefined): Promise<void> {
+    const released = await options.lines.releaseUnordered(destinationId, async (jobs) => {
+      for (const waiting of jobs) await reporter.requeue(waiting.job, waiting.body);
+    });
+    if (released > 0) logger.info({ destinationId, released }, 'Destination no longer ordered: the jobs waiting in its lines are published again');
+  }
+
   return {
     async start() {
       if (stopping) throw new Error('A stopped deliverer has closed its sender and cannot start again');
       if (running) return;
-      await broker.admin().ensureTopics([...RETRY_TIER_TOPICS, DEAD_LETTER_TOPIC].map((topic) => ({ topic, partitions })));
+      await broker.admin().ensureTopics([
+        ...[...RETRY_TIER_TOPICS, DEAD_LETTER_TOPIC].map((topic) => ({ topic, partitions })),
+        { topic: FRESH_DESTINATIONS_TOPIC, partitions: FRESH_DESTINATIONS_PARTITIONS },
+      ]);
       // The handlers pause their own consumer, so they are made once it exists (before it starts).
       let handleDestinationBatch: ((batch: RecordBatch) => Promise<BatchOutcome>) | undefined;
       let handleRetryBatch: ((batch: RecordBatch) => Promise<BatchOutcome>) | undefined;
+      let handleFreshBatch: ((batch: RecordBatch) => Promise<void>) | undefined;
       const destinations = broker.consumer({
         groupId: DELIVERER_GROUP,
         topicPattern: DESTINATION_TOPIC_PATTERN,
@@ -142,6 +181,15 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         // Every partition may have requests in flight; the in-flight limits bound the requests themselves.
         concurrency: options.maxInFlight ?? 256,
         handleBatch: (batch) => handleDestinationBatch!(batch),
+      });
+      // A group of its own, whose subscription never changes: new destinations' jobs flow while the
+      // destination group rebalances to take their topics in.
+      const fresh = broker.consumer({
+        groupId: FRESH_GROUP,
+        topics: [FRESH_DESTINATIONS_TOPIC],
+        fromBeginning: true,
+        concurrency: FRESH_DESTINATIONS_PARTITIONS,
+        handleBatch: (batch) => handleFreshBatch!(batch),
       });
       const retries = broker.consumer({
         groupId: RETRY_GROUP,
@@ -160,15 +208,30 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         holds: destinationHolds,
         sender: options.sender,
         reporter,
+        lines: options.lines,
+        async destinationGone(target) {
+          if (!(await options.gone.disable(target.orgId, target.id, now()))) return;
+          metrics.destinationsGone.inc({ destination: target.id });
+          logger.warn({ destinationId: target.id }, 'Destination answered 410 Gone: disabled, its jobs are held until it is enabled again');
+        },
         logger,
         now,
         stopping: isStopping,
         disabledRecheckMs: options.lookupCacheTtlMs ?? 60_000,
         maxInFlightPerSource,
+        secrets: options.secrets,
       });
+      handleFreshBatch = createFreshDestinationsHandler({ handleDestinationBatch, producer: broker.producer() });
       handleRetryBatch = createRetryTierHandler({ producer: broker.producer(), reporter, holds: retryHolds, now, stopping: isStopping });
-      running = { destinations, destinationHolds, retries, retryHolds };
-      await Promise.all([destinations.start(), retries.start()]);
+      running = { destinations, destinationHolds, fresh, retries, retryHolds };
+      // Heads of ordered lines a stopped process made but did not publish: published now (again, at worst).
+      for (const head of await options.lines.unpublishedHeads()) {
+        await reporter.requeue(head.job, head.body);
+        await options.lines.published(head.job.deliveryId);
+      }
+      // Lines of destinations switched to `none` or deleted while no deliverer was there to let them go.
+      await releaseUnorderedLines(undefined);
+      await Promise.all([destinations.start(), fresh.start(), retries.start()]);
       refreshTimer = setInterval(() => {
         destinations.refreshSubscription().catch((error: unknown) => logger.warn({ err: error }, 'destination subscription refresh failed'));
       }, options.subscriptionRefreshMs ?? 30_000);
@@ -180,7 +243,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         clearInterval(refreshTimer);
         const current = running;
         if (current) {
-          await Promise.all([current.destinations.stop(), current.retries.stop()]);
+          await Promise.all([current.destinations.stop(), current.fresh.stop(), current.retries.stop()]);
           current.destinationHolds.clear();
           current.retryHolds.clear();
           running = null;
@@ -192,6 +255,12 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     },
 
     async refresh(change) {
+      // Another deliverer's breaker (or this one's, heard back): one state per destination across them.
+      // Half open is each process's own trial and is not taken on.
+      if (change?.kind === 'circuit') {
+        if (change.state !== 'half_open') breakers.adopt(change.destinationId, change.state);
+        return;
+      }
       if (change && change.kind !== 'destination' && change.kind !== 'organization') return;
       const destinationId = change?.kind === 'destination' && change.id !== '*' ? change.id : undefined;
       lookup.invalidate(destinationId);
@@ -205,6 +274,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       // Kafka subscribes by pattern only to topics that exist; a new destination's topic would otherwise
       // appear only with its first job, unseen until the next refresh.
       if (destinationId && change?.action === 'created') await broker.admin().ensureTopics([{ topic: destinationTopic(destinationId), partitions }]);
+      if (running && change?.action !== 'created') await releaseUnorderedLines(destinationId);
       await running?.destinations.refreshSubscription();
     },
 

@@ -1,5 +1,6 @@
 import type { DeliveryDestination } from '../../libs/delivery/build-request.js';
 import type { RetryPolicy } from '../../libs/delivery/retry-schedule.js';
+import type { Ordering } from '../../libs/store/entities/destination.js';
 
 /** A destination as the deliverer needs it: credentials and signing secret already opened. */
 export interface DeliveryTarget {
@@ -10,6 +11,7 @@ export interface DeliveryTarget {
   timeoutMs: number;
   rateLimitPerMinute: number | null;
   retryPolicy: RetryPolicy;
+  ordering: Ordering;
 }
 
 /** What the deliverer reads from configuration; the composition root passes one over the store. */

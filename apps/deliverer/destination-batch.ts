@@ -1,16 +1,21 @@
 import type { BatchOutcome, BrokerRecord, RecordBatch } from '../../libs/broker/broker.js';
+import { isGone } from '../../libs/delivery/attempt-outcome.js';
 import { buildDeliveryRequest, type DeliveryRequest } from '../../libs/delivery/build-request.js';
 import type { CircuitBreakers } from '../../libs/delivery/circuit-breakers.js';
 import type { HttpSender } from '../../libs/delivery/send-request.js';
 import type { DestinationRateLimiters } from '../../libs/delivery/token-bucket.js';
 import type { Logger } from '../../libs/logging/logger.js';
 import { decodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
-import { MalformedRecordError } from '../../libs/pipeline/malformed-record-error.js';
+import { openStoredPayload } from '../../libs/payload/stored-payload.js';
+import { isDependencyFailure } from '../../libs/pipeline/poison-records.js';
+import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { AttemptReporter } from './attempt-reporter.js';
 import { KeyedConcurrencyLimits } from '../../libs/concurrency/concurrency-limit.js';
-import type { DeliveryLookup, DeliveryTarget } from './delivery-lookup.js';
+import type { DeliveryTarget } from './delivery-lookup.js';
+import type { CachedLookup } from './cached-lookup.js';
 import type { InFlightLimits } from './in-flight-limits.js';
 import type { PauseHolds } from './pause-holds.js';
+import type { SourceLines } from './source-lines.js';
 
 export type DelivererLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
 
@@ -22,13 +27,17 @@ export const HOLD = {
 } as const;
 
 export interface DestinationBatchDeps {
-  lookup: DeliveryLookup;
+  lookup: CachedLookup;
   breakers: CircuitBreakers;
   rateLimiters: DestinationRateLimiters;
   inFlight: Pick<InFlightLimits, 'acquire'>;
   holds: PauseHolds;
   sender: Pick<HttpSender, 'send'>;
   reporter: AttemptReporter;
+  /** Each source's line to an ordered destination. */
+  lines: SourceLines;
+  /** Called after a `410 Gone` is recorded; resolves once the destination is disabled. */
+  destinationGone(target: DeliveryTarget): Promise<void>;
   logger: DelivererLogger;
   now: () => number;
   stopping(): boolean;
@@ -36,6 +45,8 @@ export interface DestinationBatchDeps {
   disabledRecheckMs: number;
   /** Requests of one source (record key) awaiting their answers at once; 1 = each waits for the previous answer. */
   maxInFlightPerSource: number;
+  /** Opens bodies sealed in the log (jobs of sources with `encryptFields`). */
+  secrets: SecretBox;
 }
 
 type TaskResult = 'done' | 'circuit_open';
@@ -79,6 +90,21 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
     if (deps.breakers.circuitState(destinationId) === 'closed') deps.holds.release({ topic }, HOLD.circuitOpen);
   }
 
+  /** The head of an ordered line is done: the job behind it goes back to the topic, and is sent next. */
+  async function nextInLine(job: DeliveryJob): Promise<void> {
+    const next = await deps.lines.advance(job);
+    if (!next) return;
+    await deps.reporter.requeue(next.job, next.body);
+    await deps.lines.published(next.job.deliveryId);
+  }
+
+  /** Held like any disabled destination; the lookup forgets it, so the records after this one see it disabled. */
+  async function stopForGone(topic: string, target: DeliveryTarget): Promise<void> {
+    await deps.destinationGone(target);
+    deps.lookup.invalidate(target.id);
+    deps.holds.hold({ topic }, HOLD.disabled, deps.disabledRecheckMs);
+  }
+
   async function send(target: DeliveryTarget, request: DeliveryRequest, release: () => void) {
     const startedAt = deps.now();
     const guarded = await deps.breakers.run(target.id, () => deps.sender.send(request, { timeoutMs: target.timeoutMs })).finally(release);
@@ -98,21 +124,30 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
   async function launch(batch: RecordBatch, record: BrokerRecord, windows: SourceWindows): Promise<Launch> {
     if (deps.stopping()) return STOP;
     const topic = batch.topic;
+    /** A record that cannot be delivered for a reason of its own goes to relay.dead; the batch goes on. */
+    const poisoned = (error: unknown, job?: DeliveryJob): Launch => {
+      if (isDependencyFailure(error)) throw error;
+      deps.logger.error({ topic, partition: batch.partition, offset: record.offset, err: error }, 'Undeliverable delivery job sent to relay.dead');
+      return { task: deps.reporter.poisoned(record, error, job).then(() => 'done'), stop: false };
+    };
     let decoded;
     try {
       decoded = decodeDeliveryJob(record);
     } catch (error) {
-      if (!(error instanceof MalformedRecordError)) throw error;
-      deps.logger.error({ topic, partition: batch.partition, offset: record.offset, err: error }, 'Unreadable delivery job sent to relay.dead');
-      return { task: deps.reporter.malformed(record).then(() => 'done'), stop: false };
+      return poisoned(error);
     }
     const { job, body } = decoded;
     const target = await deps.lookup.destination(job.orgId, job.destinationId);
-    if (!target) return { task: deps.reporter.destinationDeleted(job, body).then(() => 'done'), stop: false };
+    if (!target) {
+      // Its line, if it had one, moves on: each job behind fails the same way in turn.
+      return { task: deps.reporter.destinationDeleted(job, body).then(() => nextInLine(job)).then(() => 'done'), stop: false };
+    }
     if (!target.enabled) {
       deps.holds.hold({ topic }, HOLD.disabled, deps.disabledRecheckMs);
       return STOP;
     }
+    // Kept in the store behind its source's head, or done before a crash: either way nothing to send now.
+    if (target.ordering === 'source' && (await deps.lines.admit(job, body)) !== 'send') return { task: Promise.resolve('done'), stop: false };
     const sourceSlug = (await deps.lookup.sourceSlug(job.orgId, job.sourceId)) ?? undefined;
     const release = await placesFor(record, target.id, windows);
     if (deps.stopping()) {
@@ -133,7 +168,7 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
           eventId: job.eventId,
           sourceId: job.sourceId,
           sourceSlug,
-          rawBody: body,
+          rawBody: job.sealed ? openStoredPayload(body, true, deps.secrets) : body,
           contentType: job.contentType,
           providerHeaders: providerHeadersOf(job),
           signatureValid: job.signatureValid,
@@ -144,7 +179,7 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
       });
     } catch (error) {
       release();
-      throw error;
+      return poisoned(error, job);
     }
     // Open or half open: at most one trial gets through, so nothing starts until this one is answered.
     // The state is read in the same synchronous step as the breaker's own decision in `run`.
@@ -154,7 +189,9 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
         holdForOpenCircuit(topic, target.id);
         return 'circuit_open';
       }
-      await deps.reporter.sent({ job, body, target, outcome: guarded.outcome, startedAt });
+      const status = await deps.reporter.sent({ job, body, target, outcome: guarded.outcome, startedAt });
+      if (isGone(guarded.outcome)) await stopForGone(topic, target);
+      if (target.ordering === 'source' && status !== 'retrying') await nextInLine(job);
       return 'done';
     });
     if (!trial) return { task, stop: false };

@@ -1,7 +1,7 @@
 import type { BatchOutcome, OutgoingMessage, Producer, RecordBatch } from '../../libs/broker/broker.js';
 import { RETRY_TIERS, retryTierTopic, tierFor, type RetryTier } from '../../libs/delivery/retry-schedule.js';
-import { MalformedRecordError } from '../../libs/pipeline/malformed-record-error.js';
-import { decodeDeliveryJob, destinationTopic, encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { decodeDeliveryJob, deliveryJobMessage, encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { isDependencyFailure } from '../../libs/pipeline/poison-records.js';
 import type { AttemptReporter } from './attempt-reporter.js';
 import type { PauseHolds } from './pause-holds.js';
 
@@ -12,7 +12,7 @@ const TIERS_BY_TOPIC = new Map<string, RetryTier>(RETRY_TIERS.map((tier) => [ret
 
 export interface RetryTierDeps {
   producer: Producer;
-  reporter: Pick<AttemptReporter, 'malformed'>;
+  reporter: Pick<AttemptReporter, 'poisoned'>;
   holds: PauseHolds;
   now: () => number;
   stopping(): boolean;
@@ -46,7 +46,7 @@ export function createRetryTierHandler(deps: RetryTierDeps) {
     const tier = TIERS_BY_TOPIC.get(batch.topic);
     if (!tier) throw new RangeError(`${batch.topic} is not a retry tier topic`);
     const moves = new Map<string, OutgoingMessage[]>();
-    const malformed: Promise<void>[] = [];
+    const poisoned: Promise<void>[] = [];
     let handled = batch.records.length;
     for (const [index, record] of batch.records.entries()) {
       if (deps.stopping()) {
@@ -57,8 +57,8 @@ export function createRetryTierHandler(deps: RetryTierDeps) {
       try {
         decoded = decodeDeliveryJob(record);
       } catch (error) {
-        if (!(error instanceof MalformedRecordError)) throw error;
-        malformed.push(deps.reporter.malformed(record));
+        if (isDependencyFailure(error)) throw error;
+        poisoned.push(deps.reporter.poisoned(record, error));
         continue;
       }
       const { job, body } = decoded;
@@ -69,12 +69,12 @@ export function createRetryTierHandler(deps: RetryTierDeps) {
         handled = index;
         break;
       }
-      const next = job.dueAt <= now ? destinationTopic(job.destinationId) : retryTierTopic(tierFor(job.dueAt - now));
+      const { topic: next, message } = job.dueAt <= now ? deliveryJobMessage(job, body, now) : { topic: retryTierTopic(tierFor(job.dueAt - now)), message: encodeDeliveryJob(job, body) };
       const list = moves.get(next);
-      if (list) list.push(encodeDeliveryJob(job, body));
-      else moves.set(next, [encodeDeliveryJob(job, body)]);
+      if (list) list.push(message);
+      else moves.set(next, [message]);
     }
-    const published = await Promise.allSettled([...malformed, ...[...moves].map(([topic, messages]) => deps.producer.send(topic, messages))]);
+    const published = await Promise.allSettled([...poisoned, ...[...moves].map(([topic, messages]) => deps.producer.send(topic, messages))]);
     // All of it again (at least once): what did get published is moved twice, which only costs a duplicate.
     const failed = published.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) throw failed.reason;

@@ -48,6 +48,9 @@ describe('delivery lookups', function () {
       rateLimitPerMinute: 120,
       retryPolicy: { maxRetries: 3, initialDelay: 500, maxDelay: 5000, backoffMultiplier: 3 },
       enabled: true,
+      ordering: 'none',
+disabledReason: null,
+      disabledAt: null,
       createdAt: at,
       updatedAt: at,
     });

@@ -56,6 +56,7 @@ function deliveryTargetOf(row: DestinationRow, secrets: SecretBox): DeliveryTarg
     timeoutMs: row.timeoutMs,
     rateLimitPerMinute: row.rateLimitPerMinute,
     retryPolicy: row.retryPolicy,
+    ordering: row.ordering,
   };
 }
 

@@ -84,6 +84,9 @@ describeEachStore('Ingest refusals', (target) => {
       { title: 'an allowlist of other IPv4 and IPv6 ranges', settings: { ipFilterMode: 'allowlist', ipAllowlist: ['10.0.0.0/8', '::1', '2001:db8::/32'] }, allowed: false },
       { title: 'a denylist naming the address', settings: { ipFilterMode: 'denylist', ipDenylist: ['127.0.0.1'] }, allowed: false },
       { title: 'a denylist with a CIDR containing it', settings: { ipFilterMode: 'denylist', ipDenylist: ['127.0.0.0/24'] }, allowed: false },
+      { title: 'a denylist naming the address IPv4-mapped', settings: { ipFilterMode: 'denylist', ipDenylist: ['::ffff:127.0.0.1'] }, allowed: false },
+      { title: 'a denylist with an IPv4-mapped CIDR containing it', settings: { ipFilterMode: 'denylist', ipDenylist: ['::ffff:127.0.0.0/120'] }, allowed: false },
+      { title: 'an allowlist naming the address IPv4-mapped', settings: { ipFilterMode: 'allowlist', ipAllowlist: ['::ffff:127.0.0.1'] }, allowed: true },
       { title: 'a denylist of other ranges', settings: { ipFilterMode: 'denylist', ipDenylist: ['10.0.0.0/8', '2001:db8::/32'] }, allowed: true },
     ];
     for (const { title, settings, allowed } of cases) {
@@ -243,7 +246,14 @@ describeEachStore('Ingest refusals', (target) => {
       expect((await post(source.path)).status).to.equal(200);
     });
 
-    for (const method of ['GET', 'PUT', 'PATCH', 'DELETE']) {
+    it('answers a method HTTP parsers do not know (FOO) with 405 in the JSON envelope', async () => {
+      const source = await h.createUniqueSource();
+      const response = await sendRawHttp(h.api.relay.port, `FOO ${source.path} HTTP/1.1\r\nHost: relay\r\nContent-Length: 2\r\n\r\n{}`);
+      expect(response.status).to.equal(405);
+      expect(JSON.parse(response.body)).to.include({ code: 'METHOD_NOT_ALLOWED', error: 'Method Not Allowed' });
+    });
+
+    for (const method of ['GET', 'PUT', 'PATCH', 'DELETE', 'TRACE', 'PROPFIND']) {
       it(`answers ${method} with 405 METHOD_NOT_ALLOWED`, async () => {
         const source = await h.createUniqueSource();
         const response = await expectNothingPublished(h, () => h.ingest(source.path, { method, ...(method === 'GET' || method === 'DELETE' ? {} : { rawBody: uniqueBody() }) }));

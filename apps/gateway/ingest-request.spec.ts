@@ -6,12 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Broker } from '../../libs/broker/broker.js';
 import { createBroker } from '../../libs/broker/create-broker.js';
-import { isRelayError } from '../../libs/errors/errors.js';
+import { isRelayError, RelayError } from '../../libs/errors/errors.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
 import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { openStoreFixture, type StoreFixture } from '../../libs/store/store-test-fixtures.js';
 import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
+import { sealedPayload } from '../../libs/payload/stored-payload.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { ingestRequest, type IngestDeps } from './ingest-request.js';
 import { createSourceResolver } from './source-resolver.js';
@@ -28,24 +29,30 @@ describeEachStore('ingestRequest when the broker fails', (target) => {
     brokerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingest-broker-'));
     broker = await createBroker({ dataDir: brokerDir });
     const store = fixture.store;
+    const secrets = createSecretBox(Buffer.alloc(32, 1));
     const deps: IngestDeps = {
       resolveSource: createSourceResolver({
         lookup: { organizationBySlug: (slug) => store.organizations.bySlug(slug), sourceBySlug: (orgId, slug) => store.sources.findOneBy(orgId, { slug }) },
-        secrets: createSecretBox(Buffer.alloc(32, 1)),
+        secrets,
       }).get,
       dedup: createDedupLedger(store.sql),
       rateWindows: createRateWindows(store.sql),
       // Whatever broker is current: the test closes one and opens another on the same log.
       publish: (topic, message) => broker.producer().send(topic, [message]),
+      seal: (body) => sealedPayload(body, secrets).bytes,
       now: Date.now,
     };
     server = http.createServer((request, response) => {
       const [, , org, source] = request.url!.split('/');
-      ingestRequest(deps, { orgSlug: org!, sourceSlug: source!, request, clientIp: '127.0.0.1', publicUrl: `https://relay.test${request.url}` }).then(
+      const url = new URL(request.url!, 'https://relay.test');
+      const called = { path: url.pathname, querystring: url.search.slice(1) };
+      ingestRequest(deps, { orgSlug: org!, sourceSlug: source!, request, clientIp: '127.0.0.1', publicUrl: url.href, ...called }).then(
         (result) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result)),
         (error) => {
-          const status = isRelayError(error) ? error.status : 500;
-          response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ code: isRelayError(error) ? error.code : 'INTERNAL_ERROR' }));
+          // The error envelope, as the gateway's error path writes it (answers are checked against the OpenAPI document).
+          const relayError = isRelayError(error) ? error : new RelayError(500, 'INTERNAL_ERROR', 'unexpected');
+          const body = { error: relayError.title, message: relayError.message, code: relayError.code };
+          response.writeHead(relayError.status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
         },
       );
     });

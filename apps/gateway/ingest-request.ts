@@ -4,6 +4,7 @@ import { newId } from '../../libs/ids/ids.js';
 import { dedupKeys } from '../../libs/dedup/dedup-keys.js';
 import { payloadHash, sha256Hex } from '../../libs/dedup/payload-hash.js';
 import { matchesAny, parseClientAddress } from '../../libs/net/ip-rules.js';
+import { formFields, parsePayload } from '../../libs/payload/payload-document.js';
 import { encodeIngestMessage, INGEST_TOPIC, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { verifySignature } from '../../libs/signatures/verify-signature.js';
 import type { LedgerKey } from '../../libs/store/dedup-ledger.js';
@@ -20,6 +21,8 @@ export interface IngestDeps {
   };
   rateWindows: { hit(bucket: string, windowMs: number, nowMs: number): Promise<number> };
   publish(topic: string, message: ReturnType<typeof encodeIngestMessage>): Promise<void>;
+  /** Seals a body (the secret box): a source with `encryptFields` never has its plaintext in the log. */
+  seal(body: Buffer): Buffer;
   now(): number;
 }
 
@@ -30,6 +33,9 @@ export interface IngestInput {
   clientIp: string | undefined;
   /** The URL the provider called, for signatures that cover it (telecom). */
   publicUrl: string;
+  /** The path and raw query string called, which route filters read. */
+  path: string;
+  querystring: string;
 }
 
 export interface IngestResult {
@@ -58,14 +64,11 @@ async function checkRate(deps: IngestDeps, resolved: ResolvedSource, nowMs: numb
   if (perMinute > perMinuteLimit) throw new RateLimitedError(60_000 - (nowMs % 60_000), `Rate limit of ${perMinuteLimit} events per minute exceeded`);
 }
 
+/** The JSON body's value, when it is JSON small and shallow enough to read fields from. */
 function parseJson(body: Buffer, contentType: string | null): unknown {
-  if (!contentType || !/\bjson\b/i.test(contentType)) return undefined;
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    // Kept raw: a body that does not parse under its content type is still accepted.
-    return undefined;
-  }
+  const document = parsePayload(body, contentType);
+  // Kept raw otherwise: a body that does not parse under its content type is still accepted.
+  return document?.kind === 'json' ? document.value : undefined;
 }
 
 function receivedHeaders(request: IncomingMessage): Record<string, string | string[]> {
@@ -117,14 +120,19 @@ export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promi
     receivedAt,
     validatedAt,
     queuedAt: deps.now(),
+    path: input.path,
+    query: formFields(input.querystring),
   };
+  // Sealed before it reaches the log, whose records outlive the request by an hour or more.
+  const sealed = resolved.source.encryptFields.length > 0;
+  const logged = sealed ? { meta: { ...meta, sealed: true as const }, body: deps.seal(body) } : { meta, body };
   if (holder !== null) {
     // Answering `duplicate` promises the holder is durable; its own publish may have been lost to a crash (IngestMeta.duplicate).
-    await deps.publish(INGEST_TOPIC, encodeIngestMessage({ ...meta, duplicate: true }, body));
+    await deps.publish(INGEST_TOPIC, encodeIngestMessage({ ...logged.meta, duplicate: true }, logged.body));
     return { eventId: holder, status: 'duplicate' };
   }
   try {
-    await deps.publish(INGEST_TOPIC, encodeIngestMessage(meta, body));
+    await deps.publish(INGEST_TOPIC, encodeIngestMessage(logged.meta, logged.body));
   } catch (error) {
     // Not acknowledged, so not accepted: free the keys so the provider's retry is not called a duplicate.
     await deps.dedup.release(resolved.source.id, keys, eventId);

@@ -1,5 +1,7 @@
-import Router, { type RouterContext } from '@koa/router';
+import type { default as Router, RouterContext } from '@koa/router';
+import { createRouter } from '../../libs/http/router.js';
 import { isRelayError } from '../../libs/errors/errors.js';
+import { requestOrigin } from '../../libs/http/request-origin.js';
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import { clientAddress } from './client-address.js';
 import { ingestRequest, type IngestDeps } from './ingest-request.js';
@@ -13,15 +15,14 @@ export interface IngestRouterOptions {
   publicUrl?: string;
 }
 
+/** The URL the provider called (and signed, for `telecom`): RELAY_PUBLIC_URL wins over the request's origin. */
 function calledUrl(options: IngestRouterOptions, ctx: RouterContext): string {
-  if (options.publicUrl) return `${options.publicUrl}${ctx.originalUrl}`;
-  const forwarded = options.trustProxy > 0 ? ctx.get('x-forwarded-proto').split(',')[0]?.trim() : '';
-  return `${forwarded || ctx.protocol}://${ctx.get('host')}${ctx.originalUrl}`;
+  return `${options.publicUrl ?? requestOrigin(ctx, options.trustProxy)}${ctx.originalUrl}`;
 }
 
 /** `POST /ingest/:org/:source`: the public endpoint providers call. */
 export function ingestRouter(options: IngestRouterOptions): Router {
-  const router = new Router();
+  const router = createRouter();
   router.post('/ingest/:org/:source', async (ctx) => {
     const stopTimer = options.metrics.ingestDuration.startTimer();
     let outcome = 'INTERNAL_ERROR';
@@ -32,6 +33,8 @@ export function ingestRouter(options: IngestRouterOptions): Router {
         request: ctx.req,
         clientIp: clientAddress(ctx.req.socket.remoteAddress, ctx.req.headers['x-forwarded-for'], options.trustProxy),
         publicUrl: calledUrl(options, ctx),
+        path: ctx.path,
+        querystring: ctx.querystring,
       });
       outcome = result.status;
       ctx.body = result;

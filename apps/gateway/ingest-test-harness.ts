@@ -56,8 +56,8 @@ interface EventRow {
   client_ip: string | null;
 }
 
-export async function startIngestHarness(mocha: Context, target: StoreTarget): Promise<IngestHarness> {
-  const api = await startApiHarness(mocha, target);
+export async function startIngestHarness(mocha: Context, target: StoreTarget, relayOptions: Parameters<typeof startApiHarness>[2] = {}): Promise<IngestHarness> {
+  const api = await startApiHarness(mocha, target, relayOptions);
   const publicCall = apiClient(api.url, null);
   const lag = () => api.relay.broker.admin().lag(ROUTER_GROUP, [INGEST_TOPIC]);
   let sources = 0;
@@ -73,7 +73,7 @@ export async function startIngestHarness(mocha: Context, target: StoreTarget): P
     },
     async createOrganization(slug, plan) {
       const org = await api.relay.store.organizations.create(slug, plan);
-      const { key } = await api.relay.store.organizations.createKey(org.id, 'test');
+      const { key } = await api.relay.store.apiKeys.create(org.id, 'test', 'admin');
       return apiClient(api.url, key);
     },
     async publishedCount() {

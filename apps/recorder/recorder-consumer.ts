@@ -1,9 +1,10 @@
-import type { Broker } from '../../libs/broker/broker.js';
+import type { Broker, BrokerRecord } from '../../libs/broker/broker.js';
 import { ATTEMPTS_TOPIC, decodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
-import { decodeRecords } from '../../libs/pipeline/decode-records.js';
+import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
+import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { tickBatcher } from '../../libs/store/tick-batcher.js';
-import { recordAttempts } from './record-attempts.js';
+import { recordAttempts, refreshEvent } from './record-attempts.js';
 
 export const RECORDER_GROUP = 'relay-recorder';
 
@@ -21,9 +22,25 @@ function attemptWriter(sql: SqlClient): (attempts: AttemptRecord[]) => Promise<v
   });
 }
 
+/**
+ * An attempt that cannot be written: its delivery ends `failed` and its event says why, so the event
+ * settles instead of staying `pending` for an outcome that will never be recorded.
+ */
+async function failPoisonedAttempt(sql: SqlClient, record: BrokerRecord, detail: string): Promise<void> {
+  const attempt = decodeAttemptRecord(record);
+  await sql.transaction(async (tx) => {
+    await tx.run(`UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status IN ('pending', 'retrying')`, [
+      detail,
+      attempt.completedAt,
+      attempt.deliveryId,
+    ]);
+    await refreshEvent(tx, attempt.eventId);
+    await tx.run('UPDATE events SET failure_reason = ? WHERE id = ?', [`An attempt could not be recorded: ${detail}`, attempt.eventId]);
+  });
+}
+
 /** The recorder role: the only writer of delivery state, fed by `relay.attempts`. */
-export function createRecorderConsumer(broker: Broker, sql: SqlClient) {
-  const producer = broker.producer();
+export function createRecorderConsumer(broker: Broker, sql: SqlClient, deadLetters: DeadLetters) {
   const write = attemptWriter(sql);
   return broker.consumer({
     groupId: RECORDER_GROUP,
@@ -31,9 +48,13 @@ export function createRecorderConsumer(broker: Broker, sql: SqlClient) {
     fromBeginning: true,
     maxBatchSize: 1000,
     concurrency: 4,
-    handleBatch: async (batch) => {
-      const attempts = await decodeRecords(batch.records, decodeAttemptRecord, (topic, messages) => producer.send(topic, messages));
-      if (attempts.length > 0) await write(attempts);
-    },
+    handleBatch: (batch) =>
+      handleIsolatingPoison(batch.records, {
+        all: (records) => write(records.map(decodeAttemptRecord)),
+        // Alone means its own transaction, not one shared with other partitions' batches of the turn.
+        one: (record) => recordAttempts(sql, [decodeAttemptRecord(record)]),
+        deadLetter: (record, error) => deadLetterPoison(deadLetters, record, error),
+        markEvent: (record, error) => failPoisonedAttempt(sql, record, poisonReason(error).detail),
+      }),
   });
 }

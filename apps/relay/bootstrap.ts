@@ -25,11 +25,11 @@ async function createOrganization(store: Store, config: Pick<Config, 'org' | 'de
 export async function bootstrapOrganization(store: Store, config: Pick<Config, 'org' | 'defaultPlan' | 'apiKey'>, logger: Logger): Promise<BootstrapResult> {
   const org = (await store.organizations.bySlug(config.org)) ?? (await createOrganization(store, config));
   if (config.apiKey) {
-    await store.organizations.ensureKey(org.id, 'RELAY_API_KEY', config.apiKey);
+    await store.apiKeys.ensure(org.id, 'RELAY_API_KEY', config.apiKey);
     return { org };
   }
-  if ((await store.organizations.countKeys()) > 0) return { org };
-  const { key } = await store.organizations.createKey(org.id, 'bootstrap');
+  if ((await store.apiKeys.count()) > 0) return { org };
+  const { key } = await store.apiKeys.create(org.id, 'bootstrap', 'admin');
   logger.info({ org: org.slug }, 'created the first API key; it is printed once on stdout');
   return { org, createdKey: key };
 }

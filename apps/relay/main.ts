@@ -17,7 +17,8 @@ async function main(): Promise<void> {
   if (relay.bootstrap.createdKey) {
     process.stdout.write(
       `\nAPI key for organization "${relay.bootstrap.org.slug}" (shown once, store it now):\n  ${relay.bootstrap.createdKey}\n` +
-        `Try: curl -H "Authorization: Bearer ${relay.bootstrap.createdKey}" ${relay.url}/api/sources\n\n`,
+        `Try: curl -H "Authorization: Bearer ${relay.bootstrap.createdKey}" ${relay.url}/api/sources\n` +
+        `Or sign in to the web console: ${relay.url}/console\n\n`,
     );
   }
   let stopping = false;

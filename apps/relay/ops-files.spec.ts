@@ -123,10 +123,11 @@ describe('ops files (Prometheus, Grafana, docker compose) against a running rela
       expectAllExposed(rules, exposed);
     });
 
-    it('watch delivery failures, open circuits, consumer lag, dead letters, ingest 5xx and ingest latency', function () {
+    it('watch delivery failures, open circuits, gone destinations, consumer lag, dead letters, ingest 5xx and ingest latency', function () {
       const metricsOf = (alert: string) => rules.find((rule) => rule.alert === alert)?.metrics;
       expect(metricsOf('RelayDeliveryFailureRateHigh')).to.deep.equal(['relay_delivery_attempts_total']);
       expect(metricsOf('RelayCircuitOpen')).to.deep.equal(['relay_circuit_state']);
+      expect(metricsOf('RelayDestinationGone')).to.deep.equal(['relay_destinations_gone_total']);
       expect(metricsOf('RelayConsumerLagGrowing')).to.deep.equal(['relay_consumer_lag']);
       expect(metricsOf('RelayDeadLetters')).to.deep.equal(['relay_dead_letters_total']);
       expect(metricsOf('RelayIngestServerErrors')).to.deep.equal(['relay_ingest_requests_total']);

@@ -14,12 +14,12 @@ export interface Pipeline {
   ingestPath: string;
 }
 
-/** Creates a source, a destination at `destinationUrl` and the route between them, through the API. */
-export async function configurePipeline(apiUrl: string, destinationUrl: string): Promise<Pipeline> {
+/** Creates a source, a destination at `destinationUrl` (with `settings`) and the route between them, through the API. */
+export async function configurePipeline(apiUrl: string, destinationUrl: string, settings: Record<string, unknown> = {}): Promise<Pipeline> {
   const api = apiClient(apiUrl, API_KEY);
   const source = await api('POST', '/api/sources', { body: { name: 'Orders', slug: 'orders', provider: 'generic' } });
   expect(source.status, source.text).to.equal(201);
-  const destination = await api('POST', '/api/destinations', { body: { name: 'Sink', url: destinationUrl } });
+  const destination = await api('POST', '/api/destinations', { body: { name: 'Sink', url: destinationUrl, ...settings } });
   expect(destination.status, destination.text).to.equal(201);
   const route = await api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: destination.body.id } });
   expect(route.status, route.text).to.equal(201);

@@ -2,13 +2,14 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import { dedupKeys } from '../../libs/dedup/dedup-keys.js';
 import { newId } from '../../libs/ids/ids.js';
-import { destinationTopic } from '../../libs/pipeline/delivery-job.js';
+import { destinationTopic, FRESH_DESTINATIONS_TOPIC } from '../../libs/pipeline/delivery-job.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
 import type { Store } from '../../libs/store/store.js';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { unusedLoopbackPort } from '../../libs/testing/free-port.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { DELIVERER_GROUP } from '../deliverer/deliverer.js';
+import { FRESH_GROUP } from '../deliverer/fresh-destinations.js';
 import { ROUTER_GROUP } from '../router/router-consumer.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
 import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from './pipeline-fixture.js';
@@ -20,9 +21,9 @@ import { eventually, useRelayHarness } from './relay-test-harness.js';
  * SIGKILL ten times while webhooks are ingested, and restarted each time on the same port and data
  * directory. Every webhook the gateway acknowledged must reach the destination at least once. The kills
  * land anywhere; the one window they found (between the dedup claim and the append to the log) is also
- * pinned down deterministically below.
+ * pinned down deterministically below. It runs once more with an ordered destination (`ordering:
+ * "source"`, one request at a time, so fewer webhooks), which must also have seen them in order.
  */
-const WEBHOOKS = 10_000;
 const KILLS = 10;
 /** Webhooks in flight at once: a provider retrying with modest concurrency. */
 const SENDERS = 16;
@@ -53,7 +54,24 @@ async function tryOnce(url: string, body: string): Promise<Answer> {
   return { acknowledged: false };
 }
 
-describe('an all-in-one relay process killed with SIGKILL while it ingests [embedded log + SQLite]', function () {
+/**
+ * Delivery ids of one source's line are created in the order its events were received, so the sink
+ * must see them increasing, each repeated at most right after itself: the head in flight at a kill
+ * is sent again (at least once); nothing behind it may overtake it.
+ */
+function outOfOrder(deliveryIds: string[]): string[] {
+  const faults: string[] = [];
+  for (let index = 1; index < deliveryIds.length; index += 1) {
+    const [previous, current] = [deliveryIds[index - 1]!, deliveryIds[index]!];
+    if (current !== previous && current < previous) faults.push(`${current} after ${previous} (request ${index})`);
+  }
+  return faults;
+}
+
+for (const { ordering, WEBHOOKS } of [
+  { ordering: 'none', WEBHOOKS: 10_000 },
+  { ordering: 'source', WEBHOOKS: 2_000 },
+] as const) describe(`an all-in-one relay process killed with SIGKILL while it ingests [embedded log + SQLite, ordering ${ordering}]`, function () {
   // About a minute on a 2-CPU machine; generous because CI machines vary.
   this.timeout(600_000);
   let dataDir: string;
@@ -76,7 +94,7 @@ describe('an all-in-one relay process killed with SIGKILL while it ingests [embe
       RELAY_DEFAULT_PLAN: 'enterprise',
     };
     relay = await startRelayProcess('all', env);
-    pipeline = await configurePipeline(relay.url, `${sink.url}/hooks`);
+    pipeline = await configurePipeline(relay.url, `${sink.url}/hooks`, { ordering });
   });
 
   printOutputOnFailure(() => [relay]);
@@ -176,6 +194,9 @@ describe('an all-in-one relay process killed with SIGKILL while it ingests [embe
     expect(acknowledged.size).to.equal(WEBHOOKS);
     expect([...acknowledged.keys()].filter((eventId) => eventStatus.get(eventId) !== 'delivered'), 'acknowledged events not stored as delivered').to.deep.equal([]);
     expect(Object.keys(statuses), 'delivery statuses').to.deep.equal(['delivered']);
+    if (ordering === 'source') {
+      expect(outOfOrder(sink.requests.map((request) => String(request.headers['x-relay-delivery-id']))), 'requests out of order').to.deep.equal([]);
+    }
   });
 });
 
@@ -201,6 +222,13 @@ describeEachBackend('a duplicate answer keeps the 200 promise', (target) => {
     const keys = dedupKeys({ source: source.body, rawBody: Buffer.from(body), headers: {} });
     expect(await suite.harness.relay.dedup!.claim(source.body.id, keys, lostEventId, Date.now())).to.equal(null);
     const ingest = () => suite.harness.api('POST', '/ingest/default/lost', { key: null, rawBody: body, headers: { 'content-type': 'application/json' } });
+    const admin = suite.harness.relay.broker.admin();
+    // A new destination's first attempts go to relay.fresh (shared with the earlier tests' destinations), later ones to its own topic.
+    const jobsPublished = async () =>
+      (await Promise.all([admin.lag(FRESH_GROUP, [FRESH_DESTINATIONS_TOPIC]), admin.lag(DELIVERER_GROUP, [destinationTopic(destination.body.id)])]))
+        .flat()
+        .reduce((sum, partition) => sum + Number(partition.end), 0);
+    const jobsBefore = await jobsPublished();
 
     const retry = await ingest();
     expect(retry.body).to.deep.equal({ eventId: lostEventId, status: 'duplicate' });
@@ -210,10 +238,8 @@ describeEachBackend('a duplicate answer keeps the 200 promise', (target) => {
 
     // Another duplicate of the event, now stored: its copy adds no second job.
     expect((await ingest()).body).to.deep.equal({ eventId: lostEventId, status: 'duplicate' });
-    const admin = suite.harness.relay.broker.admin();
     await eventually(async () => ((await admin.lag(ROUTER_GROUP, [INGEST_TOPIC])).every((partition) => partition.lag === 0) ? true : undefined), settleMs, 'the router to take both copies');
-    const jobs = (await admin.lag(DELIVERER_GROUP, [destinationTopic(destination.body.id)])).reduce((sum, partition) => sum + Number(partition.end), 0);
-    expect(jobs, 'delivery jobs published for the event').to.equal(1);
+    expect((await jobsPublished()) - jobsBefore, 'delivery jobs published for the event').to.equal(1);
     await eventually(async () => {
       const [event] = await suite.harness.relay.store.sql.all<{ status: string }>('SELECT status FROM events WHERE id = ?', [lostEventId]);
       return event?.status === 'delivered' ? true : undefined;

@@ -6,11 +6,13 @@ import type { Role } from '../../libs/config/config.js';
 
 /**
  * The relay as an operator runs it: `node apps/relay/main.ts --role <role>` in a process of its own
- * (through tsx, so no build is needed), configured by its environment only.
+ * (through tsx, so no build is needed; benches run the compiled `dist/` that `npm start` runs),
+ * configured by its environment only.
  */
 export interface RelayProcess {
   role: Role;
   url: string;
+  pid: number;
   /** Resolves when the process ends, however it ends. */
   exited: Promise<ProcessExit>;
   /** What the process wrote so far, stdout and stderr, for failure messages. */
@@ -30,6 +32,7 @@ export interface ProcessExit {
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const MAIN = path.join(ROOT, 'apps/relay/main.ts');
+const COMPILED_MAIN = path.join(ROOT, 'dist/apps/relay/main.js');
 const START_TIMEOUT_MS = 60_000;
 const OUTPUT_TAIL = 20_000;
 
@@ -41,9 +44,17 @@ export function tempDataDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'relay-process-'));
 }
 
-export async function startRelayProcess(role: Role, env: Record<string, string>): Promise<RelayProcess> {
+export interface RelayProcessOptions {
+  /** Run `dist/` (built beforehand) under plain node, as `npm start` does, instead of the sources through tsx. */
+  compiled?: boolean;
+  /** Node options of the relay process, e.g. `--cpu-prof`. */
+  execArgv?: string[];
+}
+
+export async function startRelayProcess(role: Role, env: Record<string, string>, options: RelayProcessOptions = {}): Promise<RelayProcess> {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !isRelaySetting(name)));
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--role', role], {
+  const entry = options.compiled ? [COMPILED_MAIN] : ['--import', 'tsx', MAIN];
+  const child = spawn(process.execPath, [...(options.execArgv ?? []), ...entry, '--role', role], {
     cwd: ROOT,
     env: { ...inherited, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -75,6 +86,7 @@ export async function startRelayProcess(role: Role, env: Record<string, string>)
   return {
     role,
     url,
+    pid: child.pid!,
     exited,
     output: () => output,
     async metrics() {

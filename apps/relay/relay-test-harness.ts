@@ -5,7 +5,7 @@ import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
 import type { BackendTarget } from '../../libs/testing/backend-targets.js';
 import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
-import { startRelay, type RunningRelay } from './relay.js';
+import { startRelay, type RelayOptions, type RunningRelay } from './relay.js';
 
 export const TEST_API_KEY = 'relay-test-key-0123456789';
 export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 9).toString('base64');
@@ -15,10 +15,17 @@ export interface RelayHarness {
   relay: RunningRelay;
   api: ApiCall;
   env: Record<string, string>;
+  /** Closes the relay and starts another on the same backends (`relay` and `api` then reach the new one). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startRelayHarness(mocha: Context, target: BackendTarget, env: Record<string, string> = {}): Promise<RelayHarness> {
+export async function startRelayHarness(
+  mocha: Context,
+  target: BackendTarget,
+  env: Record<string, string> = {},
+  options: Omit<RelayOptions, 'logger'> = {},
+): Promise<RelayHarness> {
   const location = await target.prepare(mocha);
   const fullEnv = {
     ...location.env,
@@ -30,28 +37,35 @@ export async function startRelayHarness(mocha: Context, target: BackendTarget, e
     RELAY_DEFAULT_PLAN: 'business',
     ...env,
   };
-  const relay = await startRelay(loadConfig(fullEnv), { logger: createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
-  return {
+  const start = () => startRelay(loadConfig(fullEnv), { ...options, logger: createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const relay = await start();
+  const harness: RelayHarness = {
     relay,
     api: apiClient(relay.url, TEST_API_KEY),
     env: fullEnv,
+    async restart() {
+      await harness.relay.close();
+      harness.relay = await start();
+      harness.api = apiClient(harness.relay.url, TEST_API_KEY);
+    },
     async stop() {
-      await relay.close();
+      await harness.relay.close();
       await location.cleanup();
     },
   };
+  return harness;
 }
 
 /**
  * For a suite on one pair of backends: starts a relay harness before its tests, and after them closes
  * every sink made with `sink` and stops the relay.
  */
-export function useRelayHarness(target: BackendTarget) {
+export function useRelayHarness(target: BackendTarget, options: Omit<RelayOptions, 'logger'> = {}) {
   let started: RelayHarness | undefined;
   const sinks: HttpSink[] = [];
   before(async function () {
     this.timeout(60_000);
-    started = await startRelayHarness(this, target);
+    started = await startRelayHarness(this, target, {}, options);
   });
   after(async function () {
     this.timeout(30_000);

@@ -1,10 +1,10 @@
 import type Router from '@koa/router';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Broker, OutgoingMessage } from '../../libs/broker/broker.js';
+import type { Broker, BrokerRecord, OutgoingMessage } from '../../libs/broker/broker.js';
 import { createBroker } from '../../libs/broker/create-broker.js';
+import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import type { Config } from '../../libs/config/config.js';
-import { UnavailableError } from '../../libs/errors/errors.js';
 import { createHttpApp } from '../../libs/http/http-app.js';
 import { startHttpServer } from '../../libs/http/http-server.js';
 import { probeRouter } from '../../libs/http/probe-router.js';
@@ -12,8 +12,11 @@ import { createLogger, type Logger } from '../../libs/logging/logger.js';
 import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import { metricsRouter } from '../../libs/metrics/metrics-router.js';
 import { CONFIG_TOPIC, INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
-import { decodeConfigChange, encodeConfigChange, type ConfigChange } from '../../libs/pipeline/config-change.js';
-import { decodeRecords } from '../../libs/pipeline/decode-records.js';
+import { decodeConfigChange, encodeConfigChange, type ConfigChange, type ResourceChange } from '../../libs/pipeline/config-change.js';
+import { createDeadLetters, deadLetterPoison } from '../../libs/pipeline/dead-letter.js';
+import { handleIsolatingPoison } from '../../libs/pipeline/poison-records.js';
+import { sealedPayload } from '../../libs/payload/stored-payload.js';
+import { makeDataDirPrivate } from '../../libs/storage/private-data-dir.js';
 import { loadOrCreateKeyFile } from '../../libs/secrets/key-file.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
 import { createDedupLedger, type DedupLedger } from '../../libs/store/dedup-ledger.js';
@@ -24,18 +27,29 @@ import { createMemoryRateWindows } from '../../libs/store/memory-rate-windows.js
 import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { openStore, type Store } from '../../libs/store/store.js';
 import { ATTEMPTS_TOPIC } from '../../libs/pipeline/attempt-record.js';
-import { DEAD_LETTER_TOPIC, destinationTopic } from '../../libs/pipeline/delivery-job.js';
+import { DEAD_LETTER_TOPIC, destinationTopic, FRESH_DESTINATIONS_PARTITIONS, FRESH_DESTINATIONS_TOPIC } from '../../libs/pipeline/delivery-job.js';
 import { RETRY_TIER_TOPICS } from '../../libs/delivery/retry-schedule.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import { apiRouter } from '../api/api-app.js';
+import { createKeyAuthenticator } from '../api/keys/key-authenticator.js';
+import { loadConsoleAssets } from '../console/console-assets.js';
+import { consoleRouter } from '../console/console-router.js';
+import { createReplayRunner } from '../api/replays/replay-runner.js';
+import { replayJobEvents } from '../api/replays/replay-service.js';
 import { createJanitor } from '../janitor/janitor.js';
+import { startEventCountFolding } from '../../libs/store/event-counts.js';
 import { DAY_MS } from '../janitor/retention-sweep.js';
 import { createDeliverer, DELIVERER_GROUP, type Deliverer } from '../deliverer/deliverer.js';
+import { FRESH_GROUP } from '../deliverer/fresh-destinations.js';
 import { RETRY_GROUP } from '../deliverer/retry-tiers.js';
 import { startLagReporter } from './lag-reporter.js';
+import { readinessCheck } from './readiness.js';
 import { createStoreDeliveryLookup } from '../deliverer/store-lookup.js';
+import { createGoneDestinations } from '../deliverer/gone-destinations.js';
+import { createSqlSourceLines } from '../deliverer/source-lines.js';
 import { createRecorderConsumer, RECORDER_GROUP } from '../recorder/recorder-consumer.js';
 import { createRouterConsumer, ROUTER_GROUP } from '../router/router-consumer.js';
+import { createSearchIndexer } from '../router/search-indexer.js';
 import { createRouteTargets } from '../router/route-targets.js';
 import { ingestRouter } from '../gateway/ingest-router.js';
 import { createSourceResolver } from '../gateway/source-resolver.js';
@@ -49,11 +63,22 @@ export interface RunningRelay {
   bootstrap: BootstrapResult;
   /** The gateway's dedup ledger, when this process runs the gateway. */
   dedup?: DedupLedger;
+  /** Every method and path pattern the HTTP server routes (`/api/sources/:id`), for checks that must cover them all. */
+  endpoints: readonly Endpoint[];
   close(): Promise<void>;
+}
+
+export interface Endpoint {
+  method: string;
+  path: string;
 }
 
 export interface RelayOptions {
   logger?: Logger;
+  /** The gateway's clock (rate windows, receipt times); tests hold it still to put a burst in one window. */
+  gatewayClock?: () => number;
+  /** Event ids a replay job copies into its snapshot per step (the runner's default when not given). */
+  replaySnapshotChunk?: number;
 }
 
 const serves = (config: Config, role: Config['role']) => config.role === 'all' || config.role === role;
@@ -65,6 +90,7 @@ const CORE_TOPICS = [
   { topic: CONFIG_TOPIC, partitions: 1 },
   { topic: DEAD_LETTER_TOPIC, partitions: 1 },
   ...RETRY_TIER_TOPICS.map((topic) => ({ topic, partitions: 4 })),
+  { topic: FRESH_DESTINATIONS_TOPIC, partitions: FRESH_DESTINATIONS_PARTITIONS },
 ];
 
 /**
@@ -88,6 +114,8 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       for (const close of [...closers].reverse()) await close().catch((error) => logger.error({ err: error }, 'error while closing'));
     })());
   try {
+    const loosened = makeDataDirPrivate(config.dataDir).fixed;
+    if (loosened.length > 0) logger.warn({ paths: loosened }, 'The data directory or files in it were readable by others; made private (directory 0700, files 0600)');
     const store = await openStore({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
@@ -114,14 +142,19 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       embedded: { maxMessageBytes: Math.max(DEFAULT_MAX_MESSAGE_BYTES, largestPayloadBytes(limits)) },
     });
     closers.push(() => broker.close());
+    // The files this start created (store, log, their WAL files) get the mode the rest already has.
+    makeDataDirPrivate(config.dataDir);
     await broker.admin().ensureTopics(CORE_TOPICS);
     const producer = broker.producer();
-    // Every publish of the composition root's roles goes through here, so its latency is measured.
+    // The gateway's, router's and api's publishes go through here, so their latency is measured; the
+    // deliverer's attempt reporter times its own. Not timed: the retry tiers moving jobs on, and the
+    // recorder's dead letters of records it cannot decode.
     const publish = async (topic: string, messages: OutgoingMessage[]) => {
       const stopTimer = metrics.brokerPublishDuration.startTimer({ topic });
       await producer.send(topic, messages);
       stopTimer();
     };
+    const deadLetters = createDeadLetters(publish, metrics.deadLetters);
     const bootstrap = await bootstrapOrganization(store, config, logger);
 
     const resolver = createSourceResolver({
@@ -130,11 +163,28 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       limits,
     });
     const routeTargets = createRouteTargets(store.sql);
+    const apiKeys = createKeyAuthenticator({
+      keys: store.apiKeys,
+      organizations: store.organizations,
+      onTouchError: (error) => logger.warn({ err: error }, "could not record an API key's last use"),
+    });
     let deliverer: Deliverer | undefined;
     // Refreshing a Kafka subscription means a rebalance (seconds): it runs behind, one at a time, and
     // never holds up the API answer or the config consumer. Jobs wait in their topic meanwhile.
     let delivererRefresh = Promise.resolve();
+    // The breaker states deliverers announce, for an api process that runs no deliverer of its own.
+    const announcedCircuits = new Map<string, CircuitState>();
     const applyChange = (change: ConfigChange) => {
+      // A revoked key stops working in every process that hears this.
+      if (change.kind === 'key') return apiKeys.forget(change.id);
+      if (change.kind === 'circuit') {
+        announcedCircuits.set(change.destinationId, change.state);
+        // Not behind the subscription refreshes below: a breaker state is taken on at once.
+        deliverer?.refresh(change).catch((error: unknown) => logger.warn({ err: error, change }, 'circuit state not taken on'));
+        return;
+      }
+      // A changed or deleted destination starts over with a closed circuit (the deliverers reset it).
+      if (change.kind === 'destination') announcedCircuits.delete(change.id);
       if (change.kind !== 'destination') resolver.invalidate();
       routeTargets.invalidate();
       if (!deliverer) return;
@@ -147,13 +197,18 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     const configConsumer = broker.consumer({
       groupId: configGroupId(config),
       topics: [CONFIG_TOPIC],
-      handleBatch: async (batch) => {
-        for (const change of await decodeRecords(batch.records, decodeConfigChange, publish)) applyChange(change);
+      handleBatch: (batch) => {
+        const applyAll = async (records: BrokerRecord[]) => records.map(decodeConfigChange).forEach(applyChange);
+        return handleIsolatingPoison(batch.records, {
+          all: applyAll,
+          one: (record) => applyAll([record]),
+          deadLetter: (record, error) => deadLetterPoison(deadLetters, record, error),
+        });
       },
     });
     await configConsumer.start();
     closers.push(() => configConsumer.stop());
-    const announce = async (change: ConfigChange) => {
+    const announce = async (change: ResourceChange) => {
       applyChange(change);
       await publish(CONFIG_TOPIC, [encodeConfigChange(change)]);
     };
@@ -161,7 +216,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     // lets the recorder store the outcomes of the deliverer's last requests.
     const groups: string[] = [];
     if (serves(config, 'recorder')) {
-      const recorder = createRecorderConsumer(broker, store.sql);
+      const recorder = createRecorderConsumer(broker, store.sql, deadLetters);
       await recorder.start();
       closers.push(() => recorder.stop());
       groups.push(RECORDER_GROUP);
@@ -170,11 +225,19 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       const running = createDeliverer({
         broker,
         lookup: createStoreDeliveryLookup(store, secrets),
+        secrets,
         sender: createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations }),
         metrics,
+        gone: createGoneDestinations(store.sql, announce),
+        lines: createSqlSourceLines(store.sql),
         logger,
         jitter: config.retryJitter,
         maxInFlightPerSource: config.maxInFlightPerSource,
+        // Published, not awaited: a breaker's change must not wait on the broker (or fail a delivery).
+        onCircuitChange: (destinationId, state) =>
+          void publish(CONFIG_TOPIC, [encodeConfigChange({ kind: 'circuit', destinationId, state })]).catch((error: unknown) =>
+            logger.warn({ err: error, destinationId, state }, 'circuit state announcement failed'),
+          ),
       });
       // Destinations created while no deliverer ran may have no topic yet; a pattern subscription needs one.
       const destinationIds = await store.sql.all<{ id: string }>('SELECT id FROM destinations');
@@ -182,7 +245,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       await running.start();
       closers.push(() => running.stop());
       deliverer = running;
-      groups.push(DELIVERER_GROUP, RETRY_GROUP);
+      groups.push(DELIVERER_GROUP, FRESH_GROUP, RETRY_GROUP);
     }
     if (serves(config, 'router')) {
       const router = createRouterConsumer(broker, {
@@ -191,23 +254,26 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
         publish,
         now: Date.now,
         secrets,
+        deadLetters,
       });
       await router.start();
       closers.push(() => router.stop());
       groups.push(ROUTER_GROUP);
+      // The router stores events, so it indexes them for search, behind its inserts (docs/DECISIONS.md).
+      const searchIndexer = createSearchIndexer({ sql: store.sql, lag: metrics.searchIndexLag, logger });
+      searchIndexer.start();
+      closers.push(() => searchIndexer.stop());
     }
     if (groups.length > 0) {
       const lag = startLagReporter({ admin: broker.admin(), groups, gauge: metrics.consumerLag, logger });
       closers.push(async () => lag.stop());
     }
 
-    const ready = async () => {
-      try {
-        await store.ping();
-      } catch (error) {
-        throw new UnavailableError('The store is not reachable', error);
-      }
-    };
+    // Every role reaches the broker (the api role announces config changes), so every process checks both.
+    const ready = readinessCheck([
+      { name: 'store', ping: () => store.ping() },
+      { name: 'broker', ping: () => broker.admin().listTopics() },
+    ]);
     const routers: Router[] = [probeRouter(ready), metricsRouter(metrics.registry, config.metricsToken)];
     let ledger: DedupLedger | undefined;
     // Ingest first: at ingest rates, its requests should not be matched against every API route on the way.
@@ -225,7 +291,14 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       const rateWindows = config.kafkaBrokers ? createRateWindows(store.sql) : createMemoryRateWindows();
       routers.push(
         ingestRouter({
-          deps: { resolveSource: resolver.get, dedup: ledger, rateWindows, publish: (topic, message) => publish(topic, [message]), now: Date.now },
+          deps: {
+            resolveSource: resolver.get,
+            dedup: ledger,
+            rateWindows,
+            publish: (topic, message) => publish(topic, [message]),
+            seal: (body) => sealedPayload(body, secrets).bytes,
+            now: options.gatewayClock ?? Date.now,
+          },
           metrics,
           trustProxy: config.trustProxy,
           publicUrl: config.publicUrl,
@@ -235,20 +308,30 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     if (serves(config, 'api')) {
       const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations });
       closers.push(() => httpSender.close());
+      const replayDeps = { store, secrets, now: Date.now, publish, routesFor: routeTargets.forSource };
+      const replayRunner = createReplayRunner({
+        sql: store.sql,
+        replayEvents: replayJobEvents(replayDeps),
+        logger,
+        snapshotChunk: options.replaySnapshotChunk,
+      });
       routers.push(
         apiRouter({
-          store,
-          secrets,
+          ...replayDeps,
+          apiKeys,
           publicUrl: config.publicUrl,
+          trustProxy: config.trustProxy,
           logger,
-          now: Date.now,
           announce,
-          publish,
-          routesFor: routeTargets.forSource,
           httpSender,
-          circuitState: (destinationId) => deliverer?.circuitState(destinationId) ?? 'closed',
+          circuitState: (destinationId) => deliverer?.circuitState(destinationId) ?? announcedCircuits.get(destinationId) ?? 'closed',
+          wakeReplays: () => replayRunner.wake(),
         }),
       );
+      routers.push(consoleRouter(await loadConsoleAssets()));
+      // Jobs left running by a previous process go on from their cursors.
+      replayRunner.start();
+      closers.push(() => replayRunner.stop());
       const janitor = createJanitor({
         sql: store.sql,
         dedup: createDedupLedger(store.sql),
@@ -259,10 +342,16 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       });
       janitor.start();
       closers.push(() => janitor.stop());
+      // Beside the API, which reads the counts: folded often enough that a count sums a few rows per key.
+      const folding = startEventCountFolding({ sql: store.sql, logger });
+      closers.push(() => folding.stop());
     }
     const server = await startHttpServer(createHttpApp(routers, logger), { port: config.port, host: config.host });
     closers.push(() => server.close());
-    return { url: server.url, port: server.port, store, broker, bootstrap, dedup: ledger, close: closeAll };
+    const endpoints = routers.flatMap((router) =>
+      router.stack.flatMap((layer) => (typeof layer.path === 'string' ? layer.methods.map((method) => ({ method, path: layer.path as string })) : [])),
+    );
+    return { url: server.url, port: server.port, store, broker, bootstrap, dedup: ledger, endpoints, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;

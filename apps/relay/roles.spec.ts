@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import type { Role } from '../../libs/config/config.js';
+import { searchIndexLag } from '../../libs/store/search-index.js';
 import type { Store } from '../../libs/store/store.js';
 import { BACKEND_TARGETS, type BackendLocation } from '../../libs/testing/backend-targets.js';
 import { apiClient } from '../../libs/testing/api-client.js';
-import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { hang, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { sampleSum } from './exposition-samples.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
 import {
@@ -119,6 +120,18 @@ describe(`relay roles as separate processes [${kafkaPostgres.name}]`, function (
     expect(counts).to.deep.equal({ delivered: WEBHOOKS });
   });
 
+  it('has the router process (the only one indexing) index every stored event for search, report its lag, and the api find them', async function () {
+    await waitFor(
+      'every event stored and indexed for search',
+      async () => ({ stored: (await store.sql.all('SELECT id FROM events')).length, unindexed: await searchIndexLag(store.sql) }),
+      (index) => index.stored === WEBHOOKS && index.unindexed === 0,
+    );
+    const [router] = byRole('router');
+    expect(await router!.metrics()).to.match(/^relay_search_index_lag_events 0$/m);
+    const found = await apiClient(api.url, API_KEY)('GET', `/api/events?search=${encodeURIComponent('"order":11')}`);
+    expect(found.body.data.map((event: { id: string }) => event.id)).to.deep.equal([acknowledged[11]]);
+  });
+
   it("keeps each role's work in its own process", async function () {
     const count = async (member: RelayProcess) => {
       const text = await member.metrics();
@@ -154,5 +167,41 @@ describe(`relay roles as separate processes [${kafkaPostgres.name}]`, function (
       statuses.push(response.status);
     }
     expect(statuses).to.deep.equal([...Array<number>(limit).fill(200), ...Array<number>(10 - limit).fill(429)]);
+  });
+  // Last: its announcements would change the per-process counts above.
+  it('shows on the api process, within 5 s, the circuit the deliverer process opened for a hanging destination', async function () {
+    const call = apiClient(api.url, API_KEY);
+    const hanging = await startHttpSink([hang()]);
+    try {
+      const source = await call('POST', '/api/sources', { body: { name: 'To a hanging one', slug: 'to-hanging', provider: 'generic' } });
+      expect(source.status, source.text).to.equal(201);
+      const destination = await call('POST', '/api/destinations', { body: { name: 'Hanging', url: `${hanging.url}/hooks`, timeoutMs: 1000 } });
+      expect(destination.status, destination.text).to.equal(201);
+      const destinationId = destination.body.id as string;
+      expect((await call('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId } })).status).to.equal(201);
+      const ingestPath = new URL(source.body.webhookUrl).pathname;
+      for (let n = 0; n < 6; n++) {
+        const response = await fetch(`${gateways[n % 2]!.url}${ingestPath}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n }) });
+        expect(response.status).to.equal(200);
+        await response.arrayBuffer();
+      }
+      const [deliverer] = byRole('deliverer');
+      await waitFor(
+        'the deliverer process to open the circuit',
+        async () => sampleSum(await deliverer!.metrics(), 'relay_circuit_state', { destination: destinationId, state: 'open' }),
+        (open) => open === 1,
+        60_000,
+      );
+      const openedBy = Date.now();
+      await waitFor(
+        'the api process to show the circuit open',
+        async () => (await call('GET', `/api/destinations/${destinationId}`)).body.circuitState as string,
+        (state) => state === 'open',
+        10_000,
+      );
+      expect(Date.now() - openedBy).to.be.at.most(5_000);
+    } finally {
+      await hanging.close();
+    }
   });
 });

@@ -1,22 +1,25 @@
-import type { OutgoingMessage, RecordBatch } from '../../libs/broker/broker.js';
+import type { BrokerRecord, OutgoingMessage, RecordBatch } from '../../libs/broker/broker.js';
 import { newId } from '../../libs/ids/ids.js';
-import { destinationTopic, encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
-import { decodeRecords } from '../../libs/pipeline/decode-records.js';
+import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
+import { deliveryJobMessage } from '../../libs/pipeline/delivery-job.js';
 import { decodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
-import { storedPayload, type PayloadPolicy, type StoredPayload } from '../../libs/payload/stored-payload.js';
+import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
-import type { RouteTarget } from './route-targets.js';
+import { filterDocument } from '../../libs/filters/filter-document.js';
+import { openStoredPayload, sealedPayload, storedPayload, storedSealedPayload, type PayloadPolicy, type StoredPayload } from '../../libs/payload/stored-payload.js';
+import { matchRoutes, type RoutedTarget, type RouteTarget } from './route-targets.js';
 
 /** What routing needs; the composition root wires the store, the broker and the route cache in. */
 export interface RouterDeps {
   sql: SqlClient;
-  routesFor(sourceId: string): Promise<RouteTarget[]>;
+  routesFor(sourceId: string): Promise<RoutedTarget[]>;
   /** Publishes to one topic and resolves once the broker holds the messages durably. */
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
   now(): number;
-  /** Seals the payloads of sources with `encryptFields`. */
+  /** Seals the payloads of sources with `encryptFields`, and of events whose record could not be handled. */
   secrets: SecretBox;
+  deadLetters: DeadLetters;
 }
 
 interface PlannedDelivery {
@@ -31,21 +34,26 @@ interface RoutedEvent {
   deliveries: PlannedDelivery[];
 }
 
-/**
- * Inserts the event and its pending deliveries, unless a previous run already did (a redelivered record):
- * then the deliveries stored then are the ones to publish, so nothing is created twice.
- */
-async function persistEvent(tx: SqlClient, event: { meta: IngestMeta; payload: StoredPayload }, targets: RouteTarget[], now: number): Promise<PlannedDelivery[]> {
-  const { meta, payload } = event;
-  const inserted = await tx.run(
+interface EventState {
+  status: string;
+  deliveries: number;
+  failureReason: string | null;
+  /** The routes whose filters turned the event away. */
+  filteredRouteIds: string[];
+}
+
+/** Inserts the event row unless it exists; the number of rows inserted (0 or 1). */
+function insertEvent(tx: SqlClient, meta: IngestMeta, payload: StoredPayload, state: EventState, now: number): Promise<number> {
+  return tx.run(
     `INSERT INTO events (id, org_id, source_id, status, headers, content_type, payload, payload_sealed, payload_text, payload_size, payload_hash,
-       signature_valid, client_ip, received_at, validated_at, queued_at, created_at, deliveries_count, deliveries_succeeded, deliveries_failed)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0) ON CONFLICT (id) DO NOTHING`,
+       signature_valid, client_ip, received_at, validated_at, queued_at, created_at, deliveries_count, deliveries_succeeded, deliveries_failed, failure_reason,
+       ingest_path, ingest_query, filtered_route_ids)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
     [
       meta.eventId,
       meta.orgId,
       meta.sourceId,
-      targets.length === 0 ? 'delivered' : 'pending',
+      state.status,
       JSON.stringify(meta.headers),
       meta.contentType,
       payload.bytes,
@@ -59,9 +67,28 @@ async function persistEvent(tx: SqlClient, event: { meta: IngestMeta; payload: S
       meta.validatedAt,
       meta.queuedAt,
       now,
-      targets.length,
+      state.deliveries,
+      state.failureReason,
+      meta.path ?? null,
+      meta.query ? JSON.stringify(meta.query) : null,
+      JSON.stringify(state.filteredRouteIds),
     ],
   );
+}
+
+/**
+ * Inserts the event and its pending deliveries, unless a previous run already did (a redelivered record):
+ * then the deliveries stored then are the ones to publish, so nothing is created twice.
+ */
+async function persistEvent(
+  tx: SqlClient,
+  event: { meta: IngestMeta; payload: StoredPayload },
+  { targets, filteredRouteIds }: { targets: RouteTarget[]; filteredRouteIds: string[] },
+  now: number,
+): Promise<PlannedDelivery[]> {
+  const { meta, payload } = event;
+  const state = { status: targets.length === 0 ? 'delivered' : 'pending', deliveries: targets.length, failureReason: null, filteredRouteIds };
+  const inserted = await insertEvent(tx, meta, payload, state, now);
   if (inserted === 0) {
     // The event's own record publishes its jobs (again, if it is redelivered); a duplicate's copy adds none.
     if (meta.duplicate) return [];
@@ -79,7 +106,7 @@ async function persistEvent(tx: SqlClient, event: { meta: IngestMeta; payload: S
       [delivery.id, meta.orgId, meta.eventId, delivery.destinationId, delivery.destinationName, now, now],
     );
   }
-  await tx.run('UPDATE sources SET events_count = events_count + 1, last_event_at = ? WHERE id = ?', [meta.receivedAt, meta.sourceId]);
+  await tx.run('UPDATE sources SET last_event_at = ? WHERE id = ?', [meta.receivedAt, meta.sourceId]);
   return deliveries;
 }
 
@@ -94,11 +121,40 @@ async function liveSources(tx: SqlClient, sourceIds: string[]): Promise<Map<stri
 }
 
 /**
+ * The event of a record the router could not handle, when its metadata can be read and its source still
+ * exists: stored `failed` with the reason and its body sealed whole, so the sender's `200` is not silently
+ * lost and the API tells what happened. An event already stored is marked the same way.
+ */
+async function storeFailedEvent(deps: RouterDeps, record: BrokerRecord, detail: string): Promise<void> {
+  const { meta } = decodeIngestMessage(record);
+  const failureReason = `The event could not be routed: ${detail}`;
+  await deps.sql.transaction(async (tx) => {
+    const live = await liveSources(tx, [meta.sourceId]);
+    if (!live.has(meta.sourceId)) return;
+    // Sealed whole (or kept sealed): nothing else about the body can be trusted to work.
+    const payload = meta.sealed ? { bytes: record.value, sealed: true, searchText: null } : sealedPayload(record.value, deps.secrets);
+    const inserted = await insertEvent(tx, meta, payload, { status: 'failed', deliveries: 0, failureReason, filteredRouteIds: [] }, deps.now());
+    if (inserted > 0) await tx.run('UPDATE sources SET last_event_at = ? WHERE id = ?', [meta.receivedAt, meta.sourceId]);
+    else if (!meta.duplicate) await tx.run(`UPDATE events SET status = 'failed', failure_reason = ? WHERE id = ?`, [failureReason, meta.eventId]);
+  });
+}
+
+/**
  * Consumes a batch of `relay.ingest`: persists events and pending deliveries in one transaction, then
- * publishes one job per routed destination. The offsets are committed after both, by returning.
+ * publishes one job per routed destination. The offsets are committed after both, by returning. A record
+ * that fails on its own (poison-records.ts) is set aside with its event marked, and the rest go on.
  */
 export async function routeEvents(deps: RouterDeps, batch: RecordBatch): Promise<void> {
-  const events = await decodeRecords(batch.records, decodeIngestMessage, deps.publish);
+  await handleIsolatingPoison(batch.records, {
+    all: (records) => routeRecords(deps, records),
+    one: (record) => routeRecords(deps, [record]),
+    deadLetter: (record, error) => deadLetterPoison(deps.deadLetters, record, error),
+    markEvent: (record, error) => storeFailedEvent(deps, record, poisonReason(error).detail),
+  });
+}
+
+async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<void> {
+  const events = records.map(decodeIngestMessage);
   const targets = await Promise.all(events.map((event) => deps.routesFor(event.meta.sourceId)));
   const now = deps.now();
   const routed: RoutedEvent[] = await deps.sql.transaction(async (tx) => {
@@ -108,16 +164,22 @@ export async function routeEvents(deps: RouterDeps, batch: RecordBatch): Promise
       // A source deleted after ingest took its events with it; there is nothing left to store.
       const policy = live.get(event.meta.sourceId);
       if (!policy) continue;
-      const payload = storedPayload(event.body, event.meta.contentType, policy, deps.secrets);
-      result.push({ ...event, deliveries: await persistEvent(tx, { meta: event.meta, payload }, targets[index]!, now) });
+      const { meta, body } = event;
+      const payload = meta.sealed ? storedSealedPayload(body, meta.contentType, policy, deps.secrets) : storedPayload(body, meta.contentType, policy, deps.secrets);
+      const routed = matchRoutes(targets[index]!, () =>
+        filterDocument({ body: openStoredPayload(body, meta.sealed === true, deps.secrets), contentType: meta.contentType, headers: meta.headers, query: meta.query, path: meta.path }),
+      );
+      result.push({ ...event, deliveries: await persistEvent(tx, { meta, payload }, routed, now) });
     }
     return result;
   });
+  // A redelivered record's deliveries come from the store: a destination no longer routed gets its own
+  // topic. So does an ordered one: a job relay.fresh moves back to its own topic could be overtaken.
+  const createdAt = new Map(targets.flat().filter((target) => !target.destinationOrdered).map((target) => [target.destinationId, target.destinationCreatedAt]));
   const byTopic = new Map<string, OutgoingMessage[]>();
   for (const { meta, body, deliveries } of routed) {
     for (const delivery of deliveries) {
-      const topic = destinationTopic(delivery.destinationId);
-      const job = encodeDeliveryJob(
+      const { topic, message } = deliveryJobMessage(
         {
           deliveryId: delivery.id,
           eventId: meta.eventId,
@@ -130,12 +192,15 @@ export async function routeEvents(deps: RouterDeps, batch: RecordBatch): Promise
           providerHeaders: meta.headers,
           signatureValid: meta.signatureValid,
           receivedAt: meta.receivedAt,
+          ...(meta.sealed ? { sealed: true } : {}),
+          ...(createdAt.has(delivery.destinationId) ? { destinationCreatedAt: createdAt.get(delivery.destinationId) } : {}),
         },
         body,
+        now,
       );
       const messages = byTopic.get(topic);
-      if (messages) messages.push(job);
-      else byTopic.set(topic, [job]);
+      if (messages) messages.push(message);
+      else byTopic.set(topic, [message]);
     }
   }
   await Promise.all([...byTopic].map(([topic, messages]) => deps.publish(topic, messages)));

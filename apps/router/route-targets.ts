@@ -1,3 +1,4 @@
+import { compileFilter, type CompiledFilter, type FilterDocument } from '../../libs/filters/route-filter.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 
 export interface RouteTarget {
@@ -5,26 +6,63 @@ export interface RouteTarget {
   destinationName: string;
 }
 
+/** A destination an event of the source goes to, by which route, if that route's filter matches it. */
+export interface RoutedTarget extends RouteTarget {
+  routeId: string;
+  /** null: the route has no filter and takes every event. */
+  filter: CompiledFilter | null;
+  /** Epoch ms; a destination created lately gets its jobs through relay.fresh (`deliveryJobMessage`). */
+  destinationCreatedAt: number;
+  /** `ordering: "source"`: every job stays in the destination's own topic (see the router). */
+  destinationOrdered: boolean;
+}
+
+/** Which routed destinations an event goes to, and the routes whose filters turned it away. */
+export function matchRoutes(targets: RoutedTarget[], document: () => FilterDocument): { targets: RouteTarget[]; filteredRouteIds: string[] } {
+  if (targets.every((target) => target.filter === null)) return { targets, filteredRouteIds: [] };
+  const built = document();
+  const matched: RouteTarget[] = [];
+  const filteredRouteIds: string[] = [];
+  for (const target of targets) {
+    if (target.filter === null || target.filter(built)) matched.push(target);
+    else filteredRouteIds.push(target.routeId);
+  }
+  return { targets: matched, filteredRouteIds };
+}
+
 /**
- * The destinations an event of a source goes to: enabled routes to existing destinations. Cached per
- * source; any route, destination or source change clears the cache (`invalidate`).
+ * The destinations an event of a source goes to: enabled routes to existing destinations, with their
+ * filters compiled. Cached per source; any route, destination or source change clears the cache
+ * (`invalidate`).
  */
 export function createRouteTargets(sql: SqlClient, options: { ttlMs?: number; now?: () => number } = {}) {
   const ttlMs = options.ttlMs ?? 30_000;
   const now = options.now ?? Date.now;
-  const cache = new Map<string, { targets: RouteTarget[]; expiresAt: number }>();
+  const cache = new Map<string, { targets: RoutedTarget[]; expiresAt: number }>();
   let generation = 0;
   return {
-    async forSource(sourceId: string): Promise<RouteTarget[]> {
+    async forSource(sourceId: string): Promise<RoutedTarget[]> {
       const hit = cache.get(sourceId);
       if (hit && hit.expiresAt > now()) return hit.targets;
       const startedAt = generation;
-      const targets = await sql.all<RouteTarget>(
-        `SELECT d.id AS "destinationId", d.name AS "destinationName" FROM routes r
+      const rows = await sql.all<RouteTarget & { routeId: string; filter: string | null; destinationCreatedAt: number | string; ordering: string }>(
+        `SELECT d.id AS "destinationId", d.name AS "destinationName", r.id AS "routeId", r.filter, d.created_at AS "destinationCreatedAt", d.ordering
+         FROM routes r
          JOIN destinations d ON d.id = r.destination_id
          WHERE r.source_id = ? AND r.enabled = ? ORDER BY r.created_at, r.id`,
         [sourceId, sql.bool(true)],
       );
+      const targets = rows.map(({ filter, destinationCreatedAt, ordering, ...row }) => {
+        // The ORM writes an absent filter as JSON `null`.
+        const stored: unknown = filter === null ? null : JSON.parse(filter);
+        // PostgreSQL answers bigint columns as text.
+        return {
+          ...row,
+          filter: stored === null ? null : compileFilter(stored),
+          destinationCreatedAt: Number(destinationCreatedAt),
+          destinationOrdered: ordering === 'source',
+        };
+      });
       if (startedAt === generation) cache.set(sourceId, { targets, expiresAt: now() + ttlMs });
       return targets;
     },

@@ -23,22 +23,21 @@
  * temp directory.
  */
 import autocannon from 'autocannon';
-import { execFileSync, fork } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { TargetReady, TargetReport } from './bench-target.js';
+import { startTarget, type RunningTarget, type TargetKind } from './target-client.js';
+import { BODY_BYTES, signedWebhook } from '../signed-webhook.js';
 
 const CONNECTIONS = 50;
 const WARMUP_SECONDS = 2;
-const BODY_BYTES = 1024;
 const TARGET_RATIO = 0.5;
 const TARGET_P99_MS = 10;
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const COMPILED_TARGET = path.join(ROOT, 'dist/bench/ingest/bench-target.js');
 
 const { values: args } = parseArgs({
   options: {
@@ -49,50 +48,8 @@ const { values: args } = parseArgs({
 const durationSeconds = Number(args.duration);
 const profileDir = args['cpu-prof'] ? fs.mkdtempSync(path.join(os.tmpdir(), 'ingest-profiles-')) : undefined;
 
-type TargetKind = 'bare' | 'shell' | 'verify' | 'all' | 'gateway';
-
-interface RunningTarget {
-  ready: TargetReady;
-  stop(): Promise<TargetReport>;
-}
-
-function startTarget(kind: TargetKind): Promise<RunningTarget> {
-  const profiling = profileDir && (kind === 'gateway' || kind === 'all') ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, kind)}`] : [];
-  // execArgv given, so the target does not inherit this process's `--import tsx`.
-  const child = fork(COMPILED_TARGET, [kind], { execArgv: profiling });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`the ${kind} target exited with ${code} before it was ready`)));
-    child.once('message', (message: { ready: TargetReady }) => {
-      child.removeAllListeners('exit');
-      resolve({
-        ready: message.ready,
-        stop: () =>
-          new Promise((done) => {
-            child.once('message', (reply: { report: TargetReport }) => done(reply.report));
-            child.send({ stop: true });
-          }),
-      });
-    });
-  });
-}
-
-let sequence = 0;
-
-/** A 1 KB JSON body no other request carries, with the headers the code host would sign it with. */
-function signedWebhook(secret: string): { body: string; headers: Record<string, string> } {
-  const delivery = `${process.pid}-${++sequence}`;
-  const head = `{"action":"opened","delivery":"${delivery}","pull_request":{"number":${sequence}},"padding":"`;
-  const body = `${head}${'x'.repeat(BODY_BYTES - head.length - 2)}"}`;
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'x-github-event': 'pull_request',
-      'x-github-delivery': delivery,
-      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
-    },
-  };
+function startProfiledTarget(kind: TargetKind): Promise<RunningTarget> {
+  return startTarget(kind, profileDir && (kind === 'gateway' || kind === 'all') ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, kind)}`] : []);
 }
 
 function load(ready: TargetReady, seconds: number): Promise<autocannon.Result> {
@@ -104,7 +61,10 @@ function load(ready: TargetReady, seconds: number): Promise<autocannon.Result> {
       {
         method: 'POST',
         path: ready.path,
-        setupRequest: (request) => ({ ...request, ...signedWebhook(ready.secret) }),
+        setupRequest: (request) => {
+          const { body, headers } = signedWebhook(ready.secret);
+          return { ...request, body, headers };
+        },
       },
     ],
   });
@@ -121,7 +81,7 @@ interface Figures {
 }
 
 async function measure(kind: TargetKind): Promise<Figures> {
-  const target = await startTarget(kind);
+  const target = await startProfiledTarget(kind);
   const warmup = await load(target.ready, WARMUP_SECONDS);
   const result = await load(target.ready, durationSeconds);
   const report = await target.stop();

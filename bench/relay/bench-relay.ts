@@ -13,8 +13,11 @@
  *   (b)      latency: --rate events/s (default 1,000) paced (open loop) for 10 s into one source -> one destination;
  *            ingest-to-delivery p50/p99 (sink arrival minus the moment the ingest request started)
  *   (c)      fan-out: one source routed to 10 destinations; deliveries/s while a fixed batch is delivered
+ *   (o)      ordered: one source -> one destination with `ordering: "source"` answering after 5 ms, then after
+ *            50 ms; deliveries/s while a fixed batch is delivered, beside the ceiling of one request at a
+ *            time (1000 / answer ms)
  *
- *   node --import tsx bench/relay/bench-relay.ts [--duration <s>] [--rate <events/s>] [--only bare,a,a16,b,c]
+ *   node --import tsx bench/relay/bench-relay.ts [--duration <s>] [--rate <events/s>] [--only bare,a,a16,b,c,o]
  *
  * Each scenario gets a fresh relay and data directory. Machine: whatever runs it; the relay, the sink and
  * the load generator share its CPUs, so compare figures from one run.
@@ -44,12 +47,17 @@ const FAN_OUT = 10;
 const FAN_OUT_EVENTS = 3_000;
 /** (a) again with the load spread over this many sources, each with a window of its own (that still share the destination's places). */
 const SPREAD_SOURCES = 16;
+/** (o): the destination's answer time, and the events delivered in order at each. */
+const ORDERED_RUNS = [
+  { answerMs: 5, events: 1_000 },
+  { answerMs: 50, events: 200 },
+];
 
 const { values: args } = parseArgs({
   options: {
     duration: { type: 'string', default: '60' },
     rate: { type: 'string', default: '1000' },
-    only: { type: 'string', default: 'bare,a,a16,b,c' },
+    only: { type: 'string', default: 'bare,a,a16,b,c,o' },
   },
 });
 const sustainedSeconds = Number(args.duration);
@@ -86,8 +94,14 @@ interface BenchRelay {
   stop(): Promise<void>;
 }
 
-/** A fresh embedded relay with `sources` sources, each routed to every one of `destinations` destinations at `<sink>/d<n>`. */
-async function startBenchRelay(sink: BenchSink, { sources, destinations }: { sources: number; destinations: number }): Promise<BenchRelay> {
+/**
+ * A fresh embedded relay with `sources` sources, each routed to every one of `destinations` destinations at
+ * `<sink>/d<n><query>`, created with `settings`.
+ */
+async function startBenchRelay(
+  sink: BenchSink,
+  { sources, destinations, query = '', settings = {} }: { sources: number; destinations: number; query?: string; settings?: object },
+): Promise<BenchRelay> {
   const dataDir = tempDataDir();
   const relay = await startRelayProcess('all', {
     RELAY_DATA_DIR: dataDir,
@@ -104,7 +118,7 @@ async function startBenchRelay(sink: BenchSink, { sources, destinations }: { sou
   const created = [];
   for (let n = 0; n < sources; n += 1) created.push(await expectCreated('/api/sources', { name: `Bench ${n}`, slug: `bench-${n}` }));
   for (let n = 0; n < destinations; n += 1) {
-    const destination = await expectCreated('/api/destinations', { name: `Sink ${n}`, url: `${sink.url}/d${n}` });
+    const destination = await expectCreated('/api/destinations', { name: `Sink ${n}`, url: `${sink.url}/d${n}${query}`, ...settings });
     for (const source of created) await expectCreated('/api/routes', { sourceId: source.id, destinationId: destination.id });
   }
   return {
@@ -261,6 +275,27 @@ async function fanOut(sink: BenchSink): Promise<void> {
   );
 }
 
+async function ordered(sink: BenchSink): Promise<void> {
+  for (const { answerMs, events } of ORDERED_RUNS) {
+    await sink.reset();
+    const relay = await startBenchRelay(sink, { sources: 1, destinations: 1, query: `?delayMs=${answerMs}`, settings: { ordering: 'source' } });
+    const startedAt = now();
+    let acknowledged = 0;
+    await load({ url: relay.url, connections: CONNECTIONS, amount: events, requests: relay.ingestPaths.map(webhookRequest) }, (status) => {
+      if (status === 200) acknowledged += 1;
+    });
+    const doneAt = await deliveredAll(sink, acknowledged, DRAIN_TIMEOUT_MS);
+    const { total } = await sink.counts();
+    await relay.stop();
+    console.log(
+      `(o) ordered, one source -> one destination (ordering "source") answering in ${answerMs} ms, ${acknowledged} events: ` +
+        (doneAt === null
+          ? `NOT all delivered within ${DRAIN_TIMEOUT_MS / 1000} s (${total} of ${acknowledged})`
+          : `${rate(total, doneAt - startedAt)} deliveries/s from the first ingest to the last delivery (ceiling of one at a time: ${(1000 / answerMs).toFixed(0)}/s)`),
+    );
+  }
+}
+
 console.log(`relay bench (embedded default, all roles in one process); ${new Date().toISOString()}`);
 const sink = await startBenchSink();
 try {
@@ -269,6 +304,7 @@ try {
   if (only.has('a16')) await sustained(sink, SPREAD_SOURCES);
   if (only.has('b')) await paced(sink);
   if (only.has('c')) await fanOut(sink);
+  if (only.has('o')) await ordered(sink);
 } finally {
   await sink.stop();
 }

@@ -1,7 +1,8 @@
 /**
  * The bench's destination, in a process of its own so that neither the relay nor the load generator
- * shares its event loop: node:http that reads each delivery and answers 200, counting deliveries per
- * path and noting when each event (X-Relay-Event-Id) first arrived. Driven over IPC (see sink-client.ts).
+ * shares its event loop: node:http that reads each delivery and answers 200 (after `delayMs` of the
+ * query, if given), counting deliveries per path and noting when each event (X-Relay-Event-Id) first
+ * arrived. Driven over IPC (see sink-client.ts).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,11 +20,12 @@ const server = http.createServer((request, response) => {
   request.resume();
   request.on('end', () => {
     const arrivedAt = now();
+    const url = new URL(request.url ?? '/', 'http://sink');
     total += 1;
-    perPath.set(request.url ?? '', (perPath.get(request.url ?? '') ?? 0) + 1);
+    perPath.set(url.pathname, (perPath.get(url.pathname) ?? 0) + 1);
     const eventId = request.headers['x-relay-event-id'];
     if (typeof eventId === 'string' && !firstArrival.has(eventId)) firstArrival.set(eventId, arrivedAt);
-    response.writeHead(200, { 'content-length': 0 }).end();
+    setTimeout(() => response.writeHead(200, { 'content-length': 0 }).end(), Number(url.searchParams.get('delayMs') ?? 0));
   });
 });
 server.keepAliveTimeout = 60_000;

@@ -19,6 +19,17 @@ describe('loadConfig', function () {
     }
   });
 
+  describe('RELAY_PUBLIC_URL', function () {
+    it('has no default: unset, the public URL is each request\'s own origin', function () {
+      expect(loadConfig({ PORT: '9090' }).publicUrl).to.equal(undefined);
+    });
+
+    it('reads an http or https URL without its trailing slashes, and refuses anything else naming the variable', function () {
+      expect(loadConfig({ RELAY_PUBLIC_URL: 'https://hooks.example.com/' }).publicUrl).to.equal('https://hooks.example.com');
+      expect(() => loadConfig({ RELAY_PUBLIC_URL: 'ftp://hooks.example.com' })).to.throw(ConfigError, /^RELAY_PUBLIC_URL: /);
+    });
+  });
+
   const MB = 1024 * 1024;
 
   describe('RELAY_ENTERPRISE_REQUESTS_PER_SECOND', function () {

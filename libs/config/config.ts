@@ -26,7 +26,8 @@ export interface Config {
   /** The enterprise plan's limits, "custom" in SPEC 8: set per installation. */
   enterpriseRequestsPerSecond: number;
   enterpriseMaxPayloadBytes: number;
-  publicUrl: string;
+  /** RELAY_PUBLIC_URL: the base providers and clients reach the relay at; unset, each request's own origin (requestOrigin). */
+  publicUrl?: string;
   encryptionKey?: Buffer;
   fsync: 'normal' | 'full';
   retryJitter: number;
@@ -141,7 +142,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     defaultPlan: oneOf(env, 'RELAY_DEFAULT_PLAN', PLANS, 'pro'),
     enterpriseRequestsPerSecond: integer(env, 'RELAY_ENTERPRISE_REQUESTS_PER_SECOND', DEFAULT_PLAN_LIMITS.enterprise.requestsPerSecond, 1, 10_000_000),
     enterpriseMaxPayloadBytes: integer(env, 'RELAY_ENTERPRISE_MAX_PAYLOAD_BYTES', DEFAULT_PLAN_LIMITS.enterprise.maxPayloadBytes, 1024, 100 * 1024 * 1024),
-    publicUrl: url(env, 'RELAY_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
+    publicUrl: url(env, 'RELAY_PUBLIC_URL', ['http:', 'https:']),
     encryptionKey: encryptionKey(env),
     fsync: oneOf(env, 'RELAY_FSYNC', ['normal', 'full'] as const, 'normal'),
     retryJitter: decimal(env, 'RELAY_RETRY_JITTER', 0.1, 0, 1),

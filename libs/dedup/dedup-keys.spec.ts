@@ -21,6 +21,14 @@ function withStrategyKey(key: string, windowMs = DAY) {
 }
 
 describe('dedupKeys', () => {
+  it('keeps no id read from the body in clear for a source that encrypts fields', () => {
+    const headers = { 'stripe-signature': 't=1,v1=x' };
+    expect(keys({ provider: 'payments' }, headers, { id: 'evt_card_4111' })).to.deep.equal(withStrategyKey('pid:payments:evt_card_4111'));
+    const sealed = keys({ provider: 'payments', encryptFields: ['$.id'] }, headers, { id: 'evt_card_4111' });
+    expect(JSON.stringify(sealed)).not.to.include('evt_card_4111');
+    expect(sealed[1]!.key).to.match(/^pid:payments:sha256:[0-9a-f]{64}$/);
+  });
+
   it('the identical-payload window is 5 minutes', () => {
     expect(IDENTICAL_PAYLOAD_WINDOW_MS).to.equal(FIVE_MINUTES);
   });

@@ -11,6 +11,8 @@ export interface DedupSettings {
   dedupWindowHours: number;
   dedupCustomHeader?: string | null;
   provider?: SourceProvider | null;
+  /** A source that encrypts fields keeps no id read from its bodies in clear (dedup keys are stored as they are). */
+  encryptFields?: readonly string[];
 }
 
 export interface DedupInput {
@@ -36,13 +38,13 @@ const HOUR_MS = 3_600_000;
 // Ids come from request headers and bodies; a bounded key keeps the store's unique index usable.
 const MAX_VERBATIM_ID_LENGTH = 200;
 
-function idPart(id: string): string {
-  return id.length <= MAX_VERBATIM_ID_LENGTH ? id : `sha256:${sha256Hex(id)}`;
+function idPart(id: string, source: DedupSettings): string {
+  return id.length <= MAX_VERBATIM_ID_LENGTH && !source.encryptFields?.length ? id : `sha256:${sha256Hex(id)}`;
 }
 
 function providerIdKey(input: DedupInput): string | undefined {
   const found = providerId(input.source.provider, input);
-  return found && `pid:${found.provider}:${idPart(found.id)}`;
+  return found && `pid:${found.provider}:${idPart(found.id, input.source)}`;
 }
 
 function strategyKey(input: DedupInput, hashKey: string): string | undefined {
@@ -56,7 +58,7 @@ function strategyKey(input: DedupInput, hashKey: string): string | undefined {
       return hashKey;
     case 'idempotency_key': {
       const value = source.dedupCustomHeader ? headerValue(headers, source.dedupCustomHeader.toLowerCase()) : undefined;
-      return value && `idem:${idPart(value)}`;
+      return value && `idem:${idPart(value, input.source)}`;
     }
     case 'none':
       return undefined;

@@ -23,3 +23,9 @@ export interface AttemptOutcome {
   /** From Retry-After on a 429 or 503. */
   retryAfterMs?: number;
 }
+
+/**
+ * A `410 Gone` answer: the receiver says the endpoint will not come back (Standard Webhooks), so the
+ * attempt is not retried and the destination is disabled.
+ */
+export const isGone = (outcome: Pick<AttemptOutcome, 'statusCode'>): boolean => outcome.statusCode === 410;

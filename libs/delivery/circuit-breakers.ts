@@ -23,6 +23,12 @@ export interface CircuitBreakers {
   /** Runs the attempt through the destination's breaker. Rejects only if `attempt` itself throws. */
   run(destinationId: string, attempt: () => Promise<AttemptOutcome>): Promise<GuardedAttempt>;
   circuitState(destinationId: string): CircuitState;
+  /**
+   * Takes on the state another process's breaker for the destination reached: open (then half open
+   * after the reset timeout, as if it had opened here) or closed. A change fires `onStateChange`; the
+   * state it already has changes nothing, so processes hearing each other settle.
+   */
+  adopt(destinationId: string, state: 'open' | 'closed'): void;
   /** Drops the breaker of a deleted destination. */
   forget(destinationId: string): void;
   shutdown(): void;
@@ -96,6 +102,11 @@ export function createCircuitBreakers(options: CircuitBreakersOptions = {}): Cir
       if (!breaker) return 'closed';
       if (breaker.halfOpen) return 'half_open';
       return breaker.opened ? 'open' : 'closed';
+    },
+    adopt(destinationId, state) {
+      const breaker = breakerFor(destinationId);
+      if (state === 'open') breaker.open();
+      else breaker.close();
     },
     forget(destinationId) {
       breakers.get(destinationId)?.shutdown();

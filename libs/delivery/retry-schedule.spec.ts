@@ -99,7 +99,11 @@ describe('nextAttemptPlan', () => {
     expect(nextAttemptPlan(defaults, 3, failed500, options)).to.deep.equal({ kind: 'retry', delayMs: 4000, dueAt: nowMs + 4000 });
   });
 
-  it('retries every non-2xx, timeout and network error alike', () => {
+  it('fails a 410 Gone at once, whatever retries are left', () => {
+    expect(nextAttemptPlan(defaults, 1, { ok: false, statusCode: 410 }, options)).to.deep.equal({ kind: 'failed' });
+  });
+
+  it('retries every non-2xx but 410, timeout and network error alike', () => {
     for (const outcome of [
       { ok: false, statusCode: 302 },
       { ok: false, statusCode: 400 },

@@ -1,13 +1,20 @@
 import { z } from 'zod';
-import type { AttemptOutcome } from './attempt-outcome.js';
+import { isGone, type AttemptOutcome } from './attempt-outcome.js';
+
+const retryPolicyFields = {
+  maxRetries: z.number().int().min(0).max(20),
+  initialDelay: z.number().int().min(100).max(3_600_000),
+  maxDelay: z.number().int().max(86_400_000),
+  backoffMultiplier: z.number().min(1).max(10),
+};
 
 /** SPEC 2.3.2 with the DESIGN bounds; omitted fields take their defaults, unknown fields are refused. */
 export const retryPolicySchema = z
   .strictObject({
-    maxRetries: z.number().int().min(0).max(20).default(5),
-    initialDelay: z.number().int().min(100).max(3_600_000).default(1000),
-    maxDelay: z.number().int().max(86_400_000).default(60_000),
-    backoffMultiplier: z.number().min(1).max(10).default(2),
+    maxRetries: retryPolicyFields.maxRetries.default(5),
+    initialDelay: retryPolicyFields.initialDelay.default(1000),
+    maxDelay: retryPolicyFields.maxDelay.default(60_000),
+    backoffMultiplier: retryPolicyFields.backoffMultiplier.default(2),
   })
   .refine((policy) => policy.maxDelay >= policy.initialDelay, {
     path: ['maxDelay'],
@@ -15,6 +22,12 @@ export const retryPolicySchema = z
   });
 
 export type RetryPolicy = z.output<typeof retryPolicySchema>;
+
+/**
+ * A change to a policy (PATCH): the fields given replace the current ones, the others stay. Each field
+ * is checked here; the merged policy is checked again by retryPolicySchema (maxDelay ≥ initialDelay).
+ */
+export const retryPolicyChangeSchema = z.strictObject(retryPolicyFields).partial();
 
 export interface JitterOptions {
   /** Fraction of the delay added or removed at random, 0..1 (`RELAY_RETRY_JITTER`; 0 in tests). */
@@ -37,7 +50,7 @@ export type AttemptPlan = { kind: 'delivered' } | { kind: 'retry'; delayMs: numb
 
 /**
  * What follows attempt `attemptNumber` (1-based). Every non-2xx, timeout and network error is
- * retried until `1 + maxRetries` attempts were made. A Retry-After on 429/503 is a lower bound
+ * retried until `1 + maxRetries` attempts were made, except `410 Gone`, which fails at once. A Retry-After on 429/503 is a lower bound
  * on the wait ("not before"), capped at maxDelay like every other delay.
  */
 export function nextAttemptPlan(
@@ -47,7 +60,7 @@ export function nextAttemptPlan(
   options: JitterOptions & { nowMs: number },
 ): AttemptPlan {
   if (outcome.ok) return { kind: 'delivered' };
-  if (attemptNumber >= 1 + policy.maxRetries) return { kind: 'failed' };
+  if (isGone(outcome) || attemptNumber >= 1 + policy.maxRetries) return { kind: 'failed' };
   let delayMs = retryDelayMs(policy, attemptNumber, options);
   const honoursRetryAfter = outcome.statusCode === 429 || outcome.statusCode === 503;
   if (honoursRetryAfter && outcome.retryAfterMs !== undefined) {

@@ -115,8 +115,8 @@ export class RateLimitedError extends RelayError {
 
 /** A dependency (store, broker) is not reachable right now; the caller may try again. */
 export class UnavailableError extends RelayError {
-  constructor(message: string, cause?: unknown) {
-    super(503, 'SERVICE_UNAVAILABLE', message, { retriable: true, cause });
+  constructor(message: string, cause?: unknown, details?: FieldIssue[]) {
+    super(503, 'SERVICE_UNAVAILABLE', message, { retriable: true, cause, details });
   }
 }
 

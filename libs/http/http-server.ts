@@ -19,8 +19,13 @@ export interface RunningServer {
 
 const STATUS_FOR_CLIENT_ERROR: Record<string, [number, string, string]> = {
   HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'HEADERS_TOO_LARGE'],
+  // A method Node's parser does not know at all (known ones it does not serve are Koa's 405).
+  HPE_INVALID_METHOD: [405, 'Method Not Allowed', 'METHOD_NOT_ALLOWED'],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'REQUEST_TIMEOUT'],
 };
+
+const rejection = (title: string, code: string) =>
+  JSON.stringify({ error: title, message: `The HTTP request was rejected: ${title.toLowerCase()}`, code });
 
 /** Malformed HTTP never reaches Koa; answer it in the same `{error, message, code}` envelope. */
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
@@ -29,10 +34,20 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
     return;
   }
   const [status, title, code] = STATUS_FOR_CLIENT_ERROR[error.code ?? ''] ?? [400, 'Bad Request', 'MALFORMED_REQUEST'];
-  const body = JSON.stringify({ error: title, message: `The HTTP request was rejected: ${title.toLowerCase()}`, code });
+  const body = rejection(title, code);
   socket.end(
     `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+}
+
+/**
+ * An `Expect` other than `100-continue` (which node:http answers itself) cannot be met: 417, in the
+ * envelope, where node:http would answer with an empty body. The body sent after it is not read.
+ */
+function answerUnmetExpectation(_request: http.IncomingMessage, response: http.ServerResponse): void {
+  const body = rejection('Expectation Failed', 'EXPECTATION_FAILED');
+  response.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  response.end(body);
 }
 
 export async function startHttpServer(app: Koa, options: HttpServerOptions): Promise<RunningServer> {
@@ -46,6 +61,7 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
   server.headersTimeout = 30_000;
   server.requestTimeout = 120_000;
   server.on('clientError', answerClientError);
+  server.on('checkExpectation', answerUnmetExpectation);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

@@ -1,6 +1,11 @@
 import type { Context, Next } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
-import { RelayError } from '../errors/errors.js';
+import { RelayError, ValidationError } from '../errors/errors.js';
+import { exceedsDepth, MAX_FIELD_DEPTH } from '../payload/payload-document.js';
+import { nulCharacterFields } from './nul-characters.js';
+
+/** The same bound as for reading fields from ingested bodies. */
+const MAX_BODY_DEPTH = MAX_FIELD_DEPTH;
 
 export interface JsonBodyOptions {
   limit?: string;
@@ -30,6 +35,13 @@ export function jsonBody(options: JsonBodyOptions = {}) {
     await parse(ctx, async () => {
       // Non-strict parsing hands back '' for an empty body (strict mode gave {}): no body stays an empty object.
       if (ctx.request.body === '' && !hasBody(ctx)) ctx.request.body = {};
+      // Validation, views and serialization recurse over what they are given: a body nested thousands
+      // deep would overflow the stack in any of them.
+      if (exceedsDepth(ctx.request.body, MAX_BODY_DEPTH)) {
+        throw new ValidationError(`Request body is nested deeper than ${MAX_BODY_DEPTH} levels`, [{ field: '(body)', message: `must nest at most ${MAX_BODY_DEPTH} levels deep` }]);
+      }
+      const nul = nulCharacterFields(ctx.request.body);
+      if (nul.length > 0) throw new ValidationError(`Request body is invalid: ${nul.map((d) => `${d.field}: ${d.message}`).join('; ')}`, nul);
       await next();
     });
   };

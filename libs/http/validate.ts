@@ -62,13 +62,24 @@ export const queryInteger = (min: number, max: number) =>
 export const MAX_PAGE_SIZE = 100;
 
 /** page >= 1; pageSize >= 1, larger than 100 is clamped to 100 (DESIGN.md "Pagination"). */
+/** Documented as the integer a client sends, not as the digits zod reads from the query string. */
+const documentedAsInteger = (description: string, example: number) => ({
+  description,
+  example,
+  override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+    delete jsonSchema.pattern;
+    Object.assign(jsonSchema, { type: 'integer', minimum: 1 });
+  },
+});
+
 export const paginationShape = {
-  page: queryInteger(1, 1_000_000).default(1),
+  page: queryInteger(1, 1_000_000).default(1).meta(documentedAsInteger('Page number, from 1 (default 1)', 1)),
   // Clamped before the number check, so that any run of digits (even past Number's range) means "the most".
   pageSize: z
     .preprocess(single, z.string().regex(/^\d+$/, 'must be a whole number').transform((digits) => Math.min(Number(digits), MAX_PAGE_SIZE)))
     .pipe(z.number().int().min(1, 'must be at least 1'))
-    .default(20),
+    .default(20)
+    .meta(documentedAsInteger('Items per page (default 20); more than 100 is read as 100', 20)),
 };
 
 export function pageEnvelope<T>(data: T[], total: number, page: { page: number; pageSize: number }) {

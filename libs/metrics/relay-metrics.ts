@@ -57,8 +57,14 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean } = {}) {
     }),
     deadLetters: new Counter({
       name: 'relay_dead_letters_total',
-      help: 'Jobs published to relay.dead, by reason (retries_exhausted, destination_deleted, malformed_record)',
+      help: 'Records published to relay.dead, by reason (retries_exhausted, destination_gone, destination_deleted, malformed_record, poison_record)',
       labelNames: ['reason'] as const,
+      registers,
+    }),
+    destinationsGone: new Counter({
+      name: 'relay_destinations_gone_total',
+      help: 'Destinations disabled because they answered 410 Gone, per destination',
+      labelNames: ['destination'] as const,
       registers,
     }),
     circuitState: new Gauge({
@@ -70,6 +76,11 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean } = {}) {
     deliveriesInFlight: new Gauge({
       name: 'relay_deliveries_in_flight',
       help: 'Delivery HTTP requests in flight in this process',
+      registers,
+    }),
+    searchIndexLag: new Gauge({
+      name: 'relay_search_index_lag_events',
+      help: 'Stored events whose payload the search index does not hold yet (searches still find them, by a slower scan)',
       registers,
     }),
     dedupIndexKeys: new Gauge({

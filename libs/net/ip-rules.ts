@@ -6,13 +6,23 @@ export interface IpRule {
   range: [ipaddr.IPv4 | ipaddr.IPv6, number];
 }
 
+/**
+ * An IPv4-mapped IPv6 range (`::ffff:1.2.3.4`, `::ffff:10.0.0.0/104`) as the IPv4 range it names: client
+ * addresses are compared as IPv4 (`parseClientAddress`), so the rule must be too or it never matches.
+ */
+function ipv4Form(range: IpRule['range']): IpRule['range'] {
+  const [address, prefix] = range;
+  if (address.kind() !== 'ipv6' || !(address as ipaddr.IPv6).isIPv4MappedAddress() || prefix < 96) return range;
+  return [(address as ipaddr.IPv6).toIPv4Address(), prefix - 96];
+}
+
 /** Parses `1.2.3.4`, `10.0.0.0/8`, `::1`, `2001:db8::/32`; returns undefined when it is neither. */
 export function parseIpRule(text: string): IpRule | undefined {
   const trimmed = text.trim();
   try {
-    if (trimmed.includes('/')) return { text: trimmed, range: ipaddr.parseCIDR(trimmed) };
+    if (trimmed.includes('/')) return { text: trimmed, range: ipv4Form(ipaddr.parseCIDR(trimmed)) };
     const address = ipaddr.parse(trimmed);
-    return { text: trimmed, range: [address, address.kind() === 'ipv4' ? 32 : 128] };
+    return { text: trimmed, range: ipv4Form([address, address.kind() === 'ipv4' ? 32 : 128]) };
   } catch {
     return undefined;
   }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { parsePayload, serializePayload } from './payload-document.js';
 import { MASK, replaceFields } from './replace-fields.js';
 
 describe('replaceFields', () => {
@@ -25,5 +26,18 @@ describe('replaceFields', () => {
   it('works on form fields, repeated names included', () => {
     const form = { kind: 'form' as const, value: { token: 'secret', tag: ['x', 'y'] } };
     expect(replaceFields(form, ['$.token', '$.tag[1]']).value).to.deep.equal({ token: MASK, tag: ['x', MASK] });
+  });
+});
+
+describe('replaceFields on what a hostile sender or tenant can send', () => {
+  it('masks a form field named constructor (form fields have no prototype)', () => {
+    const form = parsePayload(Buffer.from('constructor=1&token=abc'), 'application/x-www-form-urlencoded');
+    expect(form?.kind).to.equal('form');
+    const replaced = replaceFields(form as Exclude<typeof form, null | { kind: 'unreadable' }>, ['$.token']);
+    expect(serializePayload(replaced).toString()).to.equal('constructor=1&token=****');
+  });
+
+  it('masks the whole document for a path that cannot be compiled (one stored before paths were checked)', () => {
+    expect(replaceFields({ kind: 'json', value: { a: 1 } }, ['$[?(']).value).to.equal(MASK);
   });
 });

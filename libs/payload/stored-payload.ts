@@ -22,12 +22,27 @@ export interface StoredPayload {
  * (AES-256-GCM): the stored payload holds no plaintext of those fields, and opening it gives back the
  * exact bytes received, so a replay is byte-exact (provider signatures over the body stay valid) and no
  * number loses precision in a parse and re-serialize. Encrypted and masked fields are left out of the
- * search text (replaced by `****`); a body whose fields cannot be located is not searchable at all.
+ * search text (replaced by `****`); a body whose fields cannot be located (it does not parse, or is too
+ * deep or too large to read) is not searchable at all.
  */
 export function storedPayload(body: Buffer, contentType: string | null, policy: PayloadPolicy, secrets: SecretBox): StoredPayload {
-  const sealed = policy.encryptFields.length > 0;
-  const bytes = sealed ? Buffer.from(secrets.seal(body.toString('base64'))) : body;
-  return { bytes, sealed, searchText: searchText(body, contentType, [...policy.encryptFields, ...policy.maskFields]) };
+  const hidden = [...policy.encryptFields, ...policy.maskFields];
+  if (policy.encryptFields.length > 0) return { ...sealedPayload(body, secrets), searchText: searchText(body, contentType, hidden) };
+  return { bytes: body, sealed: false, searchText: searchText(body, contentType, hidden) };
+}
+
+/**
+ * What is stored for a body the gateway sealed already (a source with `encryptFields`): the sealed bytes as
+ * they are, searchable by what the policy leaves visible. A body that does not open throws DecryptionError.
+ */
+export function storedSealedPayload(sealed: Buffer, contentType: string | null, policy: PayloadPolicy, secrets: SecretBox): StoredPayload {
+  const body = openStoredPayload(sealed, true, secrets);
+  return { bytes: sealed, sealed: true, searchText: searchText(body, contentType, [...policy.encryptFields, ...policy.maskFields]) };
+}
+
+/** The whole body sealed and nothing of it searchable: what is kept of a body whose fields could not be handled. */
+export function sealedPayload(body: Buffer, secrets: SecretBox): StoredPayload {
+  return { bytes: Buffer.from(secrets.seal(body.toString('base64'))), sealed: true, searchText: null };
 }
 
 /** The body as received, from what `storedPayload` stored. */
@@ -43,7 +58,7 @@ function searchText(body: Buffer, contentType: string | null, hiddenPaths: strin
   if (hiddenPaths.length === 0) text = utf8Text(body);
   else {
     const document = parsePayload(body, contentType);
-    text = document === null ? null : serializePayload(replaceFields(document, hiddenPaths)).toString('utf8');
+    text = document === null || document.kind === 'unreadable' ? null : serializePayload(replaceFields(document, hiddenPaths)).toString('utf8');
   }
   // PostgreSQL text cannot hold NUL.
   if (text === null || text.includes('\u0000')) return null;

@@ -1,5 +1,5 @@
 import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
-import { jsonValue } from './record-json.js';
+import { jsonValue, type FieldTypes } from './record-json.js';
 
 export const ATTEMPTS_TOPIC = 'relay.attempts';
 
@@ -32,6 +32,25 @@ export function encodeAttemptRecord(attempt: AttemptRecord): OutgoingMessage {
   return { key: attempt.eventId, value: Buffer.from(JSON.stringify(attempt)) };
 }
 
+const ATTEMPT_FIELDS: FieldTypes = {
+  attemptId: 'string',
+  deliveryId: 'string',
+  eventId: 'string',
+  orgId: 'string',
+  destinationId: 'string',
+  attemptNumber: 'number',
+  startedAt: 'number',
+  completedAt: 'number',
+  ok: 'boolean',
+  statusCode: 'number?',
+  latencyMs: 'number',
+  error: 'string?',
+  errorKind: 'string?',
+  responseBody: 'string',
+  deliveryStatus: 'string',
+  nextAttemptAt: 'number?',
+};
+
 export function decodeAttemptRecord(record: BrokerRecord): AttemptRecord {
-  return jsonValue<AttemptRecord>(record, 'attempt');
+  return jsonValue<AttemptRecord>(record, 'attempt', ATTEMPT_FIELDS);
 }

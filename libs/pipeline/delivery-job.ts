@@ -1,10 +1,40 @@
 import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
-import { jsonHeader } from './record-json.js';
+import { jsonHeader, type FieldTypes } from './record-json.js';
 
 /** Topic of one destination's delivery jobs: a slow destination never delays another. */
 export const destinationTopic = (destinationId: string) => `relay.dst.${destinationId}`;
 export const DESTINATION_TOPIC_PATTERN = /^relay\.dst\./;
 export const DEAD_LETTER_TOPIC = 'relay.dead';
+
+/**
+ * Shared topic of the first attempts of destinations created lately, which the deliverers' pattern
+ * subscription may not cover yet: a subscription grows only through a group rebalance, while this topic
+ * is consumed from the deliverer's start (docs/DECISIONS.md, "New destinations on Kafka").
+ */
+export const FRESH_DESTINATIONS_TOPIC = 'relay.fresh';
+
+/**
+ * Its records are keyed by destination, so a slow new destination holds up only the new destinations
+ * that share its partition; partitions are cheap next to one topic per destination.
+ */
+export const FRESH_DESTINATIONS_PARTITIONS = 16;
+
+/**
+ * How long after its creation a destination's jobs go through relay.fresh: well past the
+ * deliverers' periodic subscription refresh (30 s) and the rebalance it takes (session timeout).
+ */
+export const FRESH_DESTINATION_MS = 120_000;
+
+/**
+ * Where a job is published, first attempt or due retry: relay.fresh (keyed by destination) while its
+ * destination is new, else the destination's own topic.
+ */
+export function deliveryJobMessage(job: DeliveryJob, body: Buffer, now: number): { topic: string; message: OutgoingMessage } {
+  const message = encodeDeliveryJob(job, body);
+  const createdAt = Number.isFinite(job.destinationCreatedAt) ? job.destinationCreatedAt! : 0;
+  if (now - createdAt >= FRESH_DESTINATION_MS) return { topic: destinationTopic(job.destinationId), message };
+  return { topic: FRESH_DESTINATIONS_TOPIC, message: { ...message, key: job.destinationId } };
+}
 
 /** One attempt to make: the event's body is the record value, byte-exact; this travels as a header. */
 export interface DeliveryJob {
@@ -22,6 +52,10 @@ export interface DeliveryJob {
   providerHeaders: Record<string, string | string[]>;
   signatureValid: boolean;
   receivedAt: number;
+  /** The record's value is the body sealed (`sealedPayload`): the deliverer opens it just before sending. */
+  sealed?: boolean;
+  /** Epoch ms; set by the router so that a new destination's jobs, retries included, go through relay.fresh. */
+  destinationCreatedAt?: number;
 }
 
 const JOB_HEADER = 'relay-job';
@@ -31,6 +65,20 @@ export function encodeDeliveryJob(job: DeliveryJob, body: Buffer): OutgoingMessa
   return { key: job.sourceId, value: body, headers: { [JOB_HEADER]: JSON.stringify(job) } };
 }
 
+const JOB_FIELDS: FieldTypes = {
+  deliveryId: 'string',
+  eventId: 'string',
+  orgId: 'string',
+  sourceId: 'string',
+  destinationId: 'string',
+  attemptNumber: 'number',
+  dueAt: 'number',
+  contentType: 'string?',
+  providerHeaders: 'object',
+  signatureValid: 'boolean',
+  receivedAt: 'number',
+};
+
 export function decodeDeliveryJob(record: BrokerRecord): { job: DeliveryJob; body: Buffer } {
-  return { job: jsonHeader<DeliveryJob>(record, JOB_HEADER), body: record.value };
+  return { job: jsonHeader<DeliveryJob>(record, JOB_HEADER, JOB_FIELDS), body: record.value };
 }

@@ -1,5 +1,5 @@
 import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
-import { jsonHeader } from './record-json.js';
+import { jsonHeader, type FieldTypes } from './record-json.js';
 
 export const INGEST_TOPIC = 'relay.ingest';
 export const CONFIG_TOPIC = 'relay.config';
@@ -19,12 +19,17 @@ export interface IngestMeta {
   receivedAt: number;
   validatedAt: number;
   queuedAt: number;
+  /** The ingest URL's path and query parameters, which route filters read (absent in records of older gateways). */
+  path?: string;
+  query?: Record<string, string | string[]>;
   /**
    * A duplicate's copy, published under the id of the event holding its dedup key. The key is claimed
    * before that event is published, so a crash in between leaves a key naming an event that never became
    * durable: the copy makes it exist. The router drops a copy of an event it has already stored.
    */
   duplicate?: true;
+  /** The record's value is the body sealed (`sealedPayload`), for a source with `encryptFields`. */
+  sealed?: true;
 }
 
 const META_HEADER = 'relay-meta';
@@ -34,6 +39,21 @@ export function encodeIngestMessage(meta: IngestMeta, body: Buffer): OutgoingMes
   return { key: meta.sourceId, value: body, headers: { [META_HEADER]: JSON.stringify(meta) } };
 }
 
+const META_FIELDS: FieldTypes = {
+  eventId: 'string',
+  orgId: 'string',
+  sourceId: 'string',
+  headers: 'object',
+  contentType: 'string?',
+  clientIp: 'string?',
+  payloadHash: 'string',
+  payloadSize: 'number',
+  signatureValid: 'boolean',
+  receivedAt: 'number',
+  validatedAt: 'number',
+  queuedAt: 'number',
+};
+
 export function decodeIngestMessage(record: BrokerRecord): { meta: IngestMeta; body: Buffer } {
-  return { meta: jsonHeader<IngestMeta>(record, META_HEADER), body: record.value };
+  return { meta: jsonHeader<IngestMeta>(record, META_HEADER, META_FIELDS), body: record.value };
 }

@@ -4,12 +4,13 @@ import { invalid, isFailure, verdict } from './signature-result.js';
 import { checkTimestamp } from './timestamp.js';
 import type { ProviderVerificationConfig } from './verification-config.js';
 import type { Verifier } from './verifier.js';
+import { PROVIDER_SIGNATURE_HEADERS } from './signature-header.js';
 
 const VERSION_PREFIX = 'v0=';
 
 /** `X-Slack-Signature: v0=<hex>` = HMAC-SHA256(secret, `v0:<X-Slack-Request-Timestamp>:body`). */
 export const verifyChat: Verifier<ProviderVerificationConfig<'chat'>> = (config, { headers, rawBody, nowMs }) => {
-  const signature = singleHeader(headers, 'x-slack-signature');
+  const signature = singleHeader(headers, PROVIDER_SIGNATURE_HEADERS.chat);
   if (isFailure(signature)) return signature;
   const timestamp = singleHeader(headers, 'x-slack-request-timestamp');
   if (isFailure(timestamp)) return timestamp;

@@ -4,6 +4,7 @@ import { invalid, isFailure, verdict, type SignatureFailure } from './signature-
 import { checkTimestamp } from './timestamp.js';
 import type { ProviderVerificationConfig } from './verification-config.js';
 import type { Verifier } from './verifier.js';
+import { PROVIDER_SIGNATURE_HEADERS } from './signature-header.js';
 
 interface PaymentsSignatureHeader {
   timestamp: string;
@@ -28,7 +29,7 @@ function parseHeader(value: string): PaymentsSignatureHeader | SignatureFailure 
 
 /** `Stripe-Signature`; HMAC-SHA256(secret, `t.body`); any v1 may match (several during a secret roll). */
 export const verifyPayments: Verifier<ProviderVerificationConfig<'payments'>> = (config, { headers, rawBody, nowMs }) => {
-  const value = singleHeader(headers, 'stripe-signature');
+  const value = singleHeader(headers, PROVIDER_SIGNATURE_HEADERS.payments);
   if (isFailure(value)) return value;
   const header = parseHeader(value);
   if (isFailure(header)) return header;

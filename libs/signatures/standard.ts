@@ -4,6 +4,7 @@ import { invalid, isFailure, verdict, type SignatureFailure } from './signature-
 import { checkTimestamp } from './timestamp.js';
 import type { ProviderVerificationConfig } from './verification-config.js';
 import type { Verifier } from './verifier.js';
+import { PROVIDER_SIGNATURE_HEADERS } from './signature-header.js';
 
 const SECRET_MARKER = 'whsec_';
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -31,7 +32,7 @@ export const verifyStandard: Verifier<ProviderVerificationConfig<'standard'>> = 
   if (isFailure(id)) return id;
   const timestamp = singleHeader(headers, 'webhook-timestamp');
   if (isFailure(timestamp)) return timestamp;
-  const signatureHeader = singleHeader(headers, 'webhook-signature');
+  const signatureHeader = singleHeader(headers, PROVIDER_SIGNATURE_HEADERS.standard);
   if (isFailure(signatureHeader)) return signatureHeader;
   const signatures = v1Signatures(signatureHeader);
   if (signatures.length === 0) return invalid('malformed_header');

@@ -3,6 +3,7 @@ import { singleHeader } from './header-map.js';
 import { invalid, isFailure, VALID } from './signature-result.js';
 import type { ProviderVerificationConfig } from './verification-config.js';
 import type { Verifier } from './verifier.js';
+import { PROVIDER_SIGNATURE_HEADERS } from './signature-header.js';
 
 const BODY_HASH_PARAM = 'bodySHA256';
 
@@ -37,7 +38,7 @@ function urlVariants(url: string): string[] {
  * and the hash must match the body.
  */
 export const verifyTelecom: Verifier<ProviderVerificationConfig<'telecom'>> = ({ secret }, { headers, rawBody, publicUrl }) => {
-  const signature = singleHeader(headers, 'x-twilio-signature');
+  const signature = singleHeader(headers, PROVIDER_SIGNATURE_HEADERS.telecom);
   if (isFailure(signature)) return signature;
   let bodyHash: string | null;
   try {

@@ -13,6 +13,12 @@ import { Pipeline1795305600002 } from './migrations/0003-pipeline.js';
 import { EventQueries1795305600003 } from './migrations/0004-event-queries.js';
 import { DestinationStats1795305600004 } from './migrations/0005-destination-stats.js';
 import { DedupJournal1795305600005 } from './migrations/0006-dedup-journal.js';
+import { PoisonRecords1795305600006 } from './migrations/0007-poison-records.js';
+import { ApiKeyScopes1795305600008 } from './migrations/0009-api-key-scopes.js';
+import { EventCounts1795305600009 } from './migrations/0010-event-counts.js';
+import { RouteFiltersOrderingReplays1795305600010 } from './migrations/0011-route-filters-ordering-replays.js';
+import { SearchIndexer1795305600011 } from './migrations/0012-search-indexer.js';
+import { ReplaySnapshotChunks1795305600013 } from './migrations/0014-replay-snapshot-chunks.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -31,6 +37,12 @@ export const FOUNDATION_MIGRATIONS = [
   EventQueries1795305600003,
   DestinationStats1795305600004,
   DedupJournal1795305600005,
+  PoisonRecords1795305600006,
+  ApiKeyScopes1795305600008,
+  EventCounts1795305600009,
+  RouteFiltersOrderingReplays1795305600010,
+  SearchIndexer1795305600011,
+  ReplaySnapshotChunks1795305600013,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';

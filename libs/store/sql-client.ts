@@ -3,6 +3,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { Checkpointer } from '../sqlite/wal-checkpointer.js';
 import { createMutex, mutexHold } from './connection-mutex.js';
+import { classifyPostgresError, classifyStoreError } from './store-unavailable.js';
 import type { DatabaseKind } from './data-source.js';
 
 /**
@@ -126,8 +127,35 @@ export interface SqlClientOptions {
   onBackgroundError?: (error: Error) => void;
 }
 
+/** The client with its failures classified (store-unavailable.ts): an unreachable database is an UnavailableError. */
+function classified(client: SqlClient, classify: (error: unknown) => unknown): SqlClient {
+  const reclassify = (error: unknown): never => {
+    throw classify(error);
+  };
+  return {
+    ...client,
+    all: <T>(sql: string, params?: unknown[]) => client.all<T>(sql, params).catch(reclassify),
+    run: (sql, params) => client.run(sql, params).catch(reclassify),
+    // What the work throws is its own (statements inside it are classified on `tx`); only BEGIN and
+    // COMMIT failures are classified here.
+    transaction: (work) => {
+      let workFailed = false;
+      return client
+        .transaction((tx) =>
+          work(classified(tx, classify)).catch((error: unknown) => {
+            workFailed = true;
+            throw error;
+          }),
+        )
+        .catch((error: unknown) => {
+          throw workFailed ? error : classify(error);
+        });
+    },
+  };
+}
+
 export function openSqlClient(options: SqlClientOptions): SqlClient {
   const onBackgroundError = options.onBackgroundError ?? (() => undefined);
-  if (!options.databaseUrl) return sqliteClient(path.join(options.dataDir, 'relay.sqlite'), onBackgroundError);
-  return postgresClient(options.databaseUrl, onBackgroundError);
+  if (!options.databaseUrl) return classified(sqliteClient(path.join(options.dataDir, 'relay.sqlite'), onBackgroundError), classifyStoreError);
+  return classified(postgresClient(options.databaseUrl, onBackgroundError), classifyPostgresError);
 }

@@ -3,6 +3,7 @@ import { newId } from '../ids/ids.js';
 import type { StoreTarget } from '../testing/store-targets.js';
 import type { OrganizationRow } from './entities/organization.js';
 import type { SourceRow } from './entities/source.js';
+import type { SqlClient } from './sql-client.js';
 import { openStore, type Store } from './store.js';
 
 /** A migrated, empty store on one backend, and a way to add sources (rows other tables point at) to one organization. */
@@ -39,7 +40,6 @@ export function sourceRow(orgId: string, overrides: Partial<SourceRow> = {}): So
     dedupWindowHours: 24,
     dedupCustomHeader: null,
     enabled: true,
-    eventsCount: 0,
     lastEventAt: null,
     createdAt: now,
     updatedAt: now,
@@ -63,4 +63,17 @@ export async function openStoreFixture(mocha: Context, target: StoreTarget): Pro
       await location.cleanup();
     },
   };
+}
+
+/** Stores an event row as the router's insert does (one INSERT, no deliveries) with this payload text; its id. */
+export async function insertEventRow(sql: SqlClient, orgId: string, sourceId: string, payloadText: string | null): Promise<string> {
+  const id = newId('evt');
+  const now = Date.now();
+  await sql.run(
+    `INSERT INTO events (id, org_id, source_id, status, headers, payload_text, payload_size, payload_hash, signature_valid,
+       received_at, validated_at, queued_at, created_at, deliveries_count, deliveries_succeeded, deliveries_failed)
+     VALUES (?, ?, ?, 'delivered', '{}', ?, 10, 'sha256:x', ?, ?, ?, ?, ?, 0, 0, 0)`,
+    [id, orgId, sourceId, payloadText, sql.bool(true), now, now, now, now],
+  );
+  return id;
 }

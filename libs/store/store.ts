@@ -1,8 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
 import type { DataSource, Repository } from 'typeorm';
 import type { Plan } from '../config/config.js';
 import { newId } from '../ids/ids.js';
-import { ApiKeyEntity, type ApiKeyRow } from './entities/api-key.js';
+import { ApiKeyRepository } from './api-key-repository.js';
 import { DestinationEntity, type DestinationRow } from './entities/destination.js';
 import { OrganizationEntity, type OrganizationRow } from './entities/organization.js';
 import { RouteEntity, type RouteRow } from './entities/route.js';
@@ -11,15 +10,11 @@ import { openDataSource, databaseKind, type DataSourceOptions, type DatabaseKind
 import { OrgScopedRepository } from './org-scoped-repository.js';
 import { openSqlClient, type SqlClient, type SqlClientOptions } from './sql-client.js';
 
-export const hashApiKey = (key: string) => createHash('sha256').update(key).digest('hex');
-
 export class OrganizationRepository {
   private readonly repo: Repository<OrganizationRow>;
-  private readonly keys: Repository<ApiKeyRow>;
 
   constructor(dataSource: DataSource) {
     this.repo = dataSource.getRepository(OrganizationEntity);
-    this.keys = dataSource.getRepository(ApiKeyEntity);
   }
 
   bySlug(slug: string): Promise<OrganizationRow | null> {
@@ -43,34 +38,6 @@ export class OrganizationRepository {
   async setPlan(id: string, plan: Plan): Promise<void> {
     await this.repo.update({ id }, { plan });
   }
-
-  /** Creates a key and returns its plaintext; only the hash is kept. */
-  async createKey(orgId: string, name: string): Promise<{ id: string; key: string }> {
-    const key = `rk_${randomBytes(24).toString('base64url')}`;
-    return { id: await this.addKey(orgId, name, key), key };
-  }
-
-  /** Registers a key chosen by the operator (bootstrap); idempotent on the key itself. */
-  async ensureKey(orgId: string, name: string, key: string): Promise<void> {
-    const existing = await this.keys.findOneBy({ keyHash: hashApiKey(key) });
-    if (!existing) await this.addKey(orgId, name, key);
-  }
-
-  async countKeys(): Promise<number> {
-    return this.keys.count();
-  }
-
-  /** The organization a key belongs to, or null for an unknown key. */
-  async authenticate(key: string): Promise<OrganizationRow | null> {
-    const row = await this.keys.findOneBy({ keyHash: hashApiKey(key) });
-    return row ? this.byId(row.orgId) : null;
-  }
-
-  private async addKey(orgId: string, name: string, key: string): Promise<string> {
-    const id = newId('key');
-    await this.keys.insert({ id, orgId, keyHash: hashApiKey(key), name, createdAt: Date.now(), lastUsedAt: null });
-    return id;
-  }
 }
 
 /** Everything the apps persist, behind org-scoped repositories. */
@@ -80,6 +47,7 @@ export interface Store {
   /** Driver-level access for hot paths, on connections of its own. */
   sql: SqlClient;
   organizations: OrganizationRepository;
+  apiKeys: ApiKeyRepository;
   sources: OrgScopedRepository<SourceRow>;
   destinations: OrgScopedRepository<DestinationRow>;
   routes: OrgScopedRepository<RouteRow>;
@@ -95,6 +63,7 @@ export async function openStore(options: DataSourceOptions & Pick<SqlClientOptio
     dataSource,
     sql,
     organizations: new OrganizationRepository(dataSource),
+    apiKeys: new ApiKeyRepository(dataSource, sql),
     sources: new OrgScopedRepository(dataSource, SourceEntity),
     destinations: new OrgScopedRepository(dataSource, DestinationEntity),
     routes: new OrgScopedRepository(dataSource, RouteEntity),

@@ -1,4 +1,6 @@
 import { request as undiciRequest } from 'undici';
+import { openApiDocument } from '../../apps/api/api-operations.js';
+import { createResponseChecker, type ResponseChecker } from './openapi-responses.js';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -15,7 +17,22 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-/** A tiny real-HTTP client for API tests: sends JSON with a bearer key and parses the answer. */
+let checker: ResponseChecker | undefined;
+
+/** Every answer a test receives must be one the OpenAPI document describes: status, content type and body. */
+export class UndocumentedResponseError extends Error {}
+
+function checkAgainstDocument(method: string, path: string, response: ApiResponse): void {
+  checker ??= createResponseChecker(openApiDocument());
+  const contentType = String(response.headers['content-type'] ?? '');
+  const problems = checker(method, path, { status: response.status, contentType, body: response.body, text: response.text });
+  if (problems.length > 0) throw new UndocumentedResponseError(`The answer does not fit docs/openapi.json:\n  ${problems.join('\n  ')}`);
+}
+
+/**
+ * A tiny real-HTTP client for API tests: sends JSON with a bearer key, parses the answer and checks it
+ * against the OpenAPI document, so no handler can drift from what clients are promised.
+ */
 export function apiClient(baseUrl: string, defaultKey: string | null) {
   return async function call<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const key = options.key === undefined ? defaultKey : options.key;
@@ -30,7 +47,9 @@ export function apiClient(baseUrl: string, defaultKey: string | null) {
     const text = await response.body.text();
     let parsed: unknown = text;
     if ((response.headers['content-type'] ?? '').toString().includes('json') && text !== '') parsed = JSON.parse(text);
-    return { status: response.statusCode, headers: response.headers, body: parsed as T, text };
+    const answer: ApiResponse<T> = { status: response.statusCode, headers: response.headers, body: parsed as T, text };
+    checkAgainstDocument(method, path, answer);
+    return answer;
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Context } from 'mocha';
 import { kcatAvailable, startKafkaMock } from './kafka-mock.js';
-import { STORE_TARGETS } from './store-targets.js';
+import { STORE_TARGETS, type StoreTarget } from './store-targets.js';
 
 /** Environment for `loadConfig` that puts a relay on one pair of backends. */
 export interface BackendLocation {
@@ -15,13 +15,20 @@ export interface BackendTarget {
 
 const [sqlite, postgres] = STORE_TARGETS as [(typeof STORE_TARGETS)[0], (typeof STORE_TARGETS)[1]];
 
-const embeddedSqlite: BackendTarget = {
-  name: 'embedded log + SQLite',
-  async prepare(mocha) {
-    const store = await sqlite.prepare(mocha);
-    return { env: { RELAY_DATA_DIR: store.dataDir }, cleanup: store.cleanup };
-  },
-};
+const STORE_NAMES = { sqlite: 'SQLite', postgres: 'PostgreSQL' } as const;
+
+/** The embedded log (the default broker) beside either store: for what depends on the store, not the broker. */
+export function embeddedLogOn(store: StoreTarget): BackendTarget {
+  return {
+    name: `embedded log + ${STORE_NAMES[store.name]}`,
+    async prepare(mocha) {
+      const location = await store.prepare(mocha);
+      return { env: { RELAY_DATA_DIR: location.dataDir, ...(location.databaseUrl ? { DATABASE_URL: location.databaseUrl } : {}) }, cleanup: location.cleanup };
+    },
+  };
+}
+
+const embeddedSqlite = embeddedLogOn(sqlite);
 
 const kafkaPostgres: BackendTarget = {
   name: 'Kafka mock cluster + PostgreSQL',

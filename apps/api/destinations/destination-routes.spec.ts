@@ -44,7 +44,10 @@ describeEachStore('Destinations API', (target) => {
         timeoutMs: 30000,
         rateLimitPerMinute: null,
         retryPolicy: DEFAULT_RETRY_POLICY,
+        ordering: 'none',
         enabled: true,
+        disabledReason: null,
+        disabledAt: null,
         successRate: null,
         avgLatency: null,
         deliveriesCount: 0,
@@ -142,7 +145,8 @@ describeEachStore('Destinations API', (target) => {
       const body = { name: 'Patched', url: 'https://q.example.com/new', description: 'now described', headers: { 'X-New': '3' }, enabled: false };
       const response = await h.api('PATCH', `/api/destinations/${created.id}`, { body });
       expect(response.status).to.equal(200);
-      expect(response.body).to.deep.equal({ ...created, ...body, updatedAt: response.body.updatedAt });
+      const disabled = { disabledReason: 'manual', disabledAt: response.body.updatedAt };
+      expect(response.body).to.deep.equal({ ...created, ...body, ...disabled, updatedAt: response.body.updatedAt });
       expect((await h.api('GET', `/api/destinations/${created.id}`)).body).to.deep.equal(response.body);
     });
 
@@ -154,10 +158,38 @@ describeEachStore('Destinations API', (target) => {
       expect(JSON.parse(h.unseal(await sealedAuth(created.id)))).to.deep.equal({ token: TOKEN });
     });
 
-    it('fills the omitted fields of a partial retryPolicy with their defaults', async () => {
-      const created = await createDestination({ name: 'Retry patch', url: 'https://r.example.com', retryPolicy: { maxRetries: 9, backoffMultiplier: 3 } });
+    it('merges a partial retryPolicy with the current policy: the fields left out keep their values', async () => {
+      const created = await createDestination({ name: 'Retry patch', url: 'https://r.example.com', retryPolicy: { maxRetries: 2, backoffMultiplier: 3 } });
       const response = await h.api('PATCH', `/api/destinations/${created.id}`, { body: { retryPolicy: { initialDelay: 500 } } });
-      expect(response.body.retryPolicy).to.deep.equal({ ...DEFAULT_RETRY_POLICY, initialDelay: 500 });
+      expect(response.status, response.text).to.equal(200);
+      expect(response.body.retryPolicy).to.deep.equal({ ...DEFAULT_RETRY_POLICY, maxRetries: 2, backoffMultiplier: 3, initialDelay: 500 });
+      expect((await h.api('GET', `/api/destinations/${created.id}`)).body.retryPolicy).to.deep.equal(response.body.retryPolicy);
+    });
+
+    it('replaces the policy with a full retryPolicy', async () => {
+      const created = await createDestination({ name: 'Retry full', url: 'https://rf.example.com', retryPolicy: { maxRetries: 2, backoffMultiplier: 3 } });
+      const full = { maxRetries: 7, initialDelay: 250, maxDelay: 9000, backoffMultiplier: 1.5 };
+      const response = await h.api('PATCH', `/api/destinations/${created.id}`, { body: { retryPolicy: full } });
+      expect(response.body.retryPolicy).to.deep.equal(full);
+    });
+
+    it('checks the bounds on the merged policy: 400 VALIDATION_ERROR on retryPolicy.maxDelay, and nothing changes', async () => {
+      const created = await createDestination({ name: 'Retry bounds', url: 'https://rb.example.com', retryPolicy: { initialDelay: 2000, maxDelay: 5000 } });
+      // 6000 is within the field's own bounds, but above the current maxDelay it would be kept with.
+      const response = await h.api('PATCH', `/api/destinations/${created.id}`, { body: { retryPolicy: { initialDelay: 6000 }, name: 'Renamed' } });
+      expect(response.status, response.text).to.equal(400);
+      expect(response.body.code).to.equal('VALIDATION_ERROR');
+      expect(response.body.details).to.deep.include({ field: 'retryPolicy.maxDelay', message: 'maxDelay must be at least initialDelay' });
+      expect((await h.api('GET', `/api/destinations/${created.id}`)).body).to.deep.equal(created);
+    });
+
+    it('refuses an unknown or out-of-bounds field of a partial retryPolicy', async () => {
+      const created = await createDestination({ name: 'Retry fields', url: 'https://rx.example.com' });
+      for (const retryPolicy of [{ maxRetries: 21 }, { jitter: 0.5 }, { backoffMultiplier: '2' }]) {
+        const response = await h.api('PATCH', `/api/destinations/${created.id}`, { body: { retryPolicy } });
+        expect(response.status, JSON.stringify(retryPolicy)).to.equal(400);
+        expect(response.body.code).to.equal('VALIDATION_ERROR');
+      }
     });
 
     it('accepts the fetched destination sent back unchanged and keeps its real credentials', async () => {
@@ -187,6 +219,23 @@ describeEachStore('Destinations API', (target) => {
       expect(response.status).to.equal(409);
       expect(response.body.code).to.equal('DUPLICATE_SLUG');
       expect((await h.api('GET', `/api/destinations/${mover.id}`)).body).to.deep.equal(mover);
+    });
+
+    it('disabling by hand says disabledReason "manual" with disabledAt; enabling clears both', async () => {
+      const { id } = await createDestination({ name: 'Toggled', url: 'https://toggled.example.com' });
+      const disabled = await h.api('PATCH', `/api/destinations/${id}`, { body: { enabled: false } });
+      expect(disabled.status).to.equal(200);
+      expect(disabled.body).to.include({ enabled: false, disabledReason: 'manual' });
+      expect(disabled.body.disabledAt).to.match(ISO);
+      const enabled = await h.api('PATCH', `/api/destinations/${id}`, { body: { enabled: true } });
+      expect(enabled.body).to.include({ enabled: true, disabledReason: null, disabledAt: null });
+    });
+
+    it('keeps the reason of a destination already disabled when it is disabled again', async () => {
+      const { id } = await createDestination({ name: 'Gone one', url: 'https://gone.example.com' });
+      await h.relay.store.sql.run(`UPDATE destinations SET enabled = ?, disabled_reason = 'gone', disabled_at = 5 WHERE id = ?`, [h.relay.store.sql.bool(false), id]);
+      const patched = await h.api('PATCH', `/api/destinations/${id}`, { body: { enabled: false, description: 'still gone' } });
+      expect(patched.body).to.include({ enabled: false, disabledReason: 'gone', disabledAt: new Date(5).toISOString() });
     });
 
     it('answers 404 RESOURCE_NOT_FOUND for an unknown id', async () => {

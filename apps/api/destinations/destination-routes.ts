@@ -1,9 +1,9 @@
-import type Router from '@koa/router';
 import { z } from 'zod';
 import { paginationShape, queryBoolean, queryString } from '../../../libs/http/validate.js';
-import type { ApiDeps } from '../api-deps.js';
-import { tenantOf } from '../request-input.js';
-import { resourceRoutes } from '../resource-routes.js';
+import { defineOperation, type ApiOperation } from '../api-operation.js';
+import { EXAMPLE_TIME, timestamp } from '../openapi/shared-schemas.js';
+import { resourceOperations } from '../resource-operations.js';
+import { getDestinationHealth } from './destination-health.js';
 import { createDestinationSchema, DESTINATION_READ_ONLY, patchDestinationSchema } from './destination-schema.js';
 import {
   createDestination,
@@ -14,27 +14,144 @@ import {
   rotateSigningSecret,
   updateDestination,
 } from './destination-service.js';
+import { destinationTestBody, testDestination } from './destination-test.js';
+import { circuitStateSchema, destinationExample, destinationSummaryExample, destinationSummarySchema, destinationViewSchema } from './destination-view.js';
 
-const listQuery = z.object({ ...paginationShape, enabled: queryBoolean.optional(), search: queryString().optional() });
+const listQuery = z.object({
+  ...paginationShape,
+  enabled: queryBoolean.optional().meta({ description: 'Only enabled (true) or disabled (false) ones', example: 'true' }),
+  search: queryString().optional().meta({ description: 'Matches the name or the URL, case-insensitively', example: 'orders' }),
+});
 
-export function destinationRoutes(deps: ApiDeps): Router {
-  const router = resourceRoutes(deps, {
+const healthSchema = z
+  .object({
+    successRate: z.number().nullable(),
+    avgLatency: z.number().nullable(),
+    p50Latency: z.number().nullable(),
+    p95Latency: z.number().nullable(),
+    p99Latency: z.number().nullable(),
+    totalDeliveries: z.number().int(),
+    successfulDeliveries: z.number().int(),
+    failedDeliveries: z.number().int(),
+    lastDeliveryAt: timestamp.nullable(),
+    lastSuccessAt: timestamp.nullable(),
+    lastFailureAt: timestamp.nullable(),
+    status: z.enum(['healthy', 'degraded', 'failing', 'unknown']),
+    circuitState: circuitStateSchema,
+  })
+  .meta({ id: 'DestinationHealth' });
+
+/** SPEC 4.3.1: `responseBody` on success, `error` on failure; `statusCode` null when no HTTP answer came. */
+const testResultSchema = z
+  .object({
+    success: z.boolean(),
+    statusCode: z.number().int().nullable().meta({ description: 'null when no HTTP answer arrived (timeout, refused connection)' }),
+    latency: z.number(),
+    responseBody: z.string().optional(),
+    error: z.string().optional(),
+    message: z.string(),
+  })
+  .meta({ id: 'DestinationTestResult' });
+
+const signingSecretSchema = z.object({ secret: z.string() }).meta({ id: 'SigningSecret' });
+const rotatedSigningSecretSchema = z.object({ secret: z.string(), message: z.string() }).meta({ id: 'RotatedSigningSecret' });
+const SIGNING_SECRET = 'whsec_Jq2mHhV4nHc3bW8yZr6sP0dX1tLk9aQeUf5oGiN7c2E=';
+
+export const destinationOperations: ApiOperation[] = [
+  ...resourceOperations({
     collection: 'destinations',
+    noun: 'Destination',
     listQuery,
-    createSchema: createDestinationSchema,
-    patchSchema: patchDestinationSchema,
+    create: {
+      schema: createDestinationSchema,
+      example: { name: 'Orders service', url: 'https://orders.example.com/hooks', authType: 'bearer', authConfig: { token: 'sk_live_9f3a' }, retryPolicy: { maxRetries: 8 } },
+    },
+    patch: { schema: patchDestinationSchema, example: { timeoutMs: 10000, enabled: true } },
+    view: { schema: destinationViewSchema, example: destinationExample },
+    summary: { schema: destinationSummarySchema, example: destinationSummaryExample },
+    writeErrors: [409],
     readOnly: DESTINATION_READ_ONLY,
     list: listDestinations,
-    create: createDestination,
+    insert: createDestination,
     get: getDestination,
     update: updateDestination,
     remove: deleteDestination,
-  });
-  router.get('/:id/signing-secret', async (ctx) => {
-    ctx.body = await getSigningSecret(deps, tenantOf(ctx), ctx.params.id);
-  });
-  router.post('/:id/rotate-signing-secret', async (ctx) => {
-    ctx.body = await rotateSigningSecret(deps, tenantOf(ctx), ctx.params.id);
-  });
-  return router;
-}
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/api/destinations/{id}/signing-secret',
+    operationId: 'getDestinationSigningSecret',
+    tag: 'Destinations',
+    summary: 'The secret deliveries are signed with (Standard Webhooks)',
+    scope: 'read',
+    responses: { 200: { description: 'The signing secret', body: { schema: signingSecretSchema, example: { secret: SIGNING_SECRET } } } },
+    handle: (deps, { tenant, params }) => getSigningSecret(deps, tenant, params.id!),
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/api/destinations/{id}/rotate-signing-secret',
+    operationId: 'rotateDestinationSigningSecret',
+    tag: 'Destinations',
+    summary: 'Replace the signing secret of deliveries',
+    scope: 'write',
+    responses: {
+      200: {
+        description: 'The new signing secret',
+        body: { schema: rotatedSigningSecretSchema, example: { secret: SIGNING_SECRET, message: 'Signing secret rotated. Deliveries from now on are signed with this secret.' } },
+      },
+    },
+    handle: (deps, { tenant, params }) => rotateSigningSecret(deps, tenant, params.id!),
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/api/destinations/{id}/health',
+    operationId: 'getDestinationHealth',
+    tag: 'Destinations',
+    summary: 'Delivery health over the last 24 hours',
+    scope: 'read',
+    responses: {
+      200: {
+        description: 'Health (SPEC 2.6)',
+        body: {
+          schema: healthSchema,
+          example: {
+            successRate: 97.5,
+            avgLatency: 84,
+            p50Latency: 60,
+            p95Latency: 250,
+            p99Latency: 500,
+            totalDeliveries: 400,
+            successfulDeliveries: 390,
+            failedDeliveries: 10,
+            lastDeliveryAt: EXAMPLE_TIME,
+            lastSuccessAt: EXAMPLE_TIME,
+            lastFailureAt: '2026-11-23T17:42:10.000Z',
+            status: 'healthy',
+            circuitState: 'closed',
+          },
+        },
+      },
+    },
+    handle: (deps, { tenant, params }) => getDestinationHealth(deps, tenant, params.id!),
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/api/destinations/{id}/test',
+    operationId: 'testDestination',
+    tag: 'Destinations',
+    summary: 'Send one test webhook now, as a delivery would be sent; nothing is stored or retried',
+    description: 'A failed test (non-2xx, timeout, refused connection) is a 200 with `success: false`.',
+    scope: 'write',
+    body: { schema: destinationTestBody, required: false, example: { payload: { type: 'order.created', data: { id: 'ord_1001' } } } },
+    responses: {
+      200: {
+        description: 'The outcome of the test request (SPEC 4.3.1)',
+        body: {
+          schema: testResultSchema,
+          example: { success: true, statusCode: 200, latency: 84, responseBody: '{"ok":true}', message: 'The destination answered 200' },
+        },
+      },
+    },
+    handle: (deps, { tenant, params, body }) => testDestination(deps, tenant, params.id!, body.payload),
+  }),
+];

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { specCode } from '../../../libs/http/validate.js';
-import { retryPolicySchema } from '../../../libs/delivery/retry-schedule.js';
+import { retryPolicyChangeSchema, retryPolicySchema } from '../../../libs/delivery/retry-schedule.js';
 import { descriptionSchema, nameSchema, rateLimitSchema, slugSchema } from '../sources/source-schema.js';
 
 const isHttpUrl = (value: string) => {
@@ -17,25 +17,40 @@ export const urlSchema = z
   .max(2048, 'must be at most 2048 characters')
   .refine(isHttpUrl, { message: 'must be an absolute http or https URL without credentials', ...specCode('INVALID_URL') });
 
-const headerName = z.string().min(1).max(200).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a valid HTTP header name');
-const headerValue = z.string().max(4096).regex(/^[^\r\n\0]*$/, 'must not contain line breaks');
+/** Headers the transport owns; a destination may not set them, neither in `headers` nor as its auth header. */
+const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection']);
 
-/** Headers the transport owns; a destination may not set them. */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
+const RESERVED_MESSAGE = 'must not set Host, Content-Length, Expect or hop-by-hop headers';
+const isReserved = (name: string) => RESERVED_HEADERS.has(name.toLowerCase());
+
+const headerName = z.string().min(1).max(200).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a valid HTTP header name');
+/** The header an `api_key` or `custom_header` credential is sent in. */
+const authHeaderName = headerName.refine((name) => !isReserved(name), RESERVED_MESSAGE);
+
+/**
+ * What an HTTP header value can carry: tab, space, visible ASCII and the rest of Latin-1, nothing else
+ * (no control characters, no characters beyond U+00FF). A value outside it could never be sent: every
+ * attempt would fail, so it is refused when the destination is saved.
+ */
+const SENDABLE_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+const SENDABLE_MESSAGE = 'must hold only characters an HTTP header can carry (visible Latin-1, space, tab; no control characters)';
+const headerValue = z.string().max(4096).regex(SENDABLE_VALUE, SENDABLE_MESSAGE);
 
 export const headersSchema = z
   .record(headerName, headerValue)
   .refine((h) => Object.keys(h).length <= 50, 'at most 50 headers')
-  .refine((h) => Object.keys(h).every((name) => !RESERVED_HEADERS.has(name.toLowerCase())), 'must not set Host, Content-Length or hop-by-hop headers');
+  .refine((h) => !Object.keys(h).some(isReserved), RESERVED_MESSAGE);
 
 const secretText = z.string().min(1).max(4096);
+/** A credential sent as a header value as it is (a basic password is base64-encoded, so any text goes). */
+const headerSecret = secretText.regex(SENDABLE_VALUE, SENDABLE_MESSAGE);
 
 export const AUTH_CONFIG_SCHEMAS = {
   none: z.strictObject({}),
   basic: z.strictObject({ username: z.string().min(1).max(512), password: secretText }),
-  bearer: z.strictObject({ token: secretText }),
-  api_key: z.strictObject({ headerName, key: secretText }),
-  custom_header: z.strictObject({ headerName, headerValue: headerValue.min(1) }),
+  bearer: z.strictObject({ token: headerSecret }),
+  api_key: z.strictObject({ headerName: authHeaderName, key: headerSecret }),
+  custom_header: z.strictObject({ headerName: authHeaderName, headerValue: headerValue.min(1) }),
 } as const;
 export type AuthType = keyof typeof AUTH_CONFIG_SCHEMAS;
 export const AUTH_TYPES = Object.keys(AUTH_CONFIG_SCHEMAS) as AuthType[];
@@ -60,6 +75,7 @@ const destinationSettings = {
   timeoutMs: z.number().int().min(1000).max(60000),
   rateLimitPerMinute: rateLimitSchema,
   retryPolicy: retryPolicySchema,
+  ordering: z.enum(['none', 'source']),
   enabled: z.boolean(),
   slug: slugSchema,
 };
@@ -71,6 +87,8 @@ export const DESTINATION_READ_ONLY = [
   'deliveriesCount',
   'lastDeliveryAt',
   'circuitState',
+  'disabledReason',
+  'disabledAt',
   'createdAt',
   'updatedAt',
 ];
@@ -80,7 +98,8 @@ export const createDestinationSchema = z
   .partial()
   .required({ name: true, url: true });
 
-export const patchDestinationSchema = z.strictObject(destinationSettings).partial();
+/** PATCH: every field optional; `retryPolicy` may name some of its fields only (merged with the current policy). */
+export const patchDestinationSchema = z.strictObject({ ...destinationSettings, retryPolicy: retryPolicyChangeSchema }).partial();
 
 export type CreateDestinationInput = z.output<typeof createDestinationSchema>;
 export type PatchDestinationInput = z.output<typeof patchDestinationSchema>;

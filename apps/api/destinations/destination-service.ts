@@ -70,6 +70,7 @@ export function newDestinationRow(
 ): DestinationRow {
   const now = deps.now();
   const authType = input.authType ?? 'none';
+  const enabled = input.enabled ?? true;
   return {
     id: newId('dst'),
     orgId,
@@ -85,7 +86,10 @@ export function newDestinationRow(
     timeoutMs: input.timeoutMs ?? 30000,
     rateLimitPerMinute: input.rateLimitPerMinute ?? null,
     retryPolicy: input.retryPolicy ?? retryPolicySchema.parse({}),
-    enabled: input.enabled ?? true,
+    ordering: input.ordering ?? 'none',
+    enabled,
+    disabledReason: enabled ? null : 'manual',
+    disabledAt: enabled ? null : now,
     createdAt: now,
     updatedAt: now,
   };
@@ -128,10 +132,26 @@ export async function listDestinations(deps: ApiDeps, tenant: Tenant, query: Pag
   return { rows: page.rows.map((row) => destinationSummary(row, stats.get(row.id))), total: page.total };
 }
 
+/**
+ * Enabling clears why and when it was disabled (and the deliverer resumes its held jobs); disabling an
+ * enabled destination by hand says `manual`. Disabling one already disabled keeps its reason: a `gone`
+ * destination stays recognisable as such.
+ */
+function enablingChanges(current: DestinationRow, enabled: boolean | undefined, now: number): Partial<DestinationRow> {
+  if (enabled === true) return { disabledReason: null, disabledAt: null };
+  if (enabled === false && current.enabled) return { disabledReason: 'manual', disabledAt: now };
+  return {};
+}
+
 export async function updateDestination(deps: ApiDeps, tenant: Tenant, id: string, patch: PatchDestinationInput) {
   const current = await requireDestination(deps, tenant, id);
-  const { authType, authConfig, ...settings } = patch;
-  const changes: Partial<DestinationRow> = { ...settings, updatedAt: deps.now() };
+  const { authType, authConfig, retryPolicy, ...settings } = patch;
+  const now = deps.now();
+  const changes: Partial<DestinationRow> = { ...settings, ...enablingChanges(current, patch.enabled, now), updatedAt: now };
+  // The fields given replace the current ones; the bounds hold for the policy that results.
+  if (retryPolicy !== undefined) {
+    changes.retryPolicy = parseInput(z.strictObject({ retryPolicy: retryPolicySchema }), { retryPolicy: { ...current.retryPolicy, ...retryPolicy } }, 'Request body').retryPolicy;
+  }
   // authType repeated unchanged without authConfig keeps the credentials.
   if (authConfig !== undefined || (authType !== undefined && authType !== current.authType)) {
     const effectiveType = authType ?? current.authType;

@@ -70,7 +70,7 @@ describeEachStore('POST /api/destinations/:id/test', (target) => {
     sink.setBehaviour([hang()]);
     const destination = await createDestination(h, { name: 'Slow', url: `${sink.url}/slow`, timeoutMs: 1000 });
     const response = await test(destination.id);
-    expect(response.body).to.deep.include({ success: false, statusCode: 0 });
+    expect(response.body).to.deep.include({ success: false, statusCode: null });
     expect(response.body.latency).to.be.at.least(990);
     expect(response.body.message).to.include('1000 ms');
     expect(response.body.error).to.be.a('string').and.not.equal('');
@@ -82,7 +82,7 @@ describeEachStore('POST /api/destinations/:id/test', (target) => {
     await gone.close();
     const destination = await createDestination(h, { name: 'Gone', url });
     const response = await test(destination.id);
-    expect(response.body).to.deep.include({ success: false, statusCode: 0 });
+    expect(response.body).to.deep.include({ success: false, statusCode: null });
     expect(response.body.error).to.match(/ECONNREFUSED|connect/i);
   });
 

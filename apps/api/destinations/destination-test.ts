@@ -57,6 +57,6 @@ export async function testDestination(deps: ApiDeps, tenant: Tenant, id: string,
   let message = 'The destination could not be reached';
   if (outcome.errorKind === 'timeout') message = `The destination did not answer within ${target.timeoutMs} ms`;
   else if (outcome.errorKind === 'http_status') message = `The destination answered ${outcome.statusCode}`;
-  // 0 when no HTTP answer arrived: the spec's failure shape always carries a number.
-  return { success: false, statusCode: outcome.statusCode ?? 0, latency: outcome.latencyMs, error: outcome.error ?? message, message };
+  // null when no HTTP answer arrived, as in deliveries and timelines (docs/DECISIONS.md).
+  return { success: false, statusCode: outcome.statusCode ?? null, latency: outcome.latencyMs, error: outcome.error ?? message, message };
 }

@@ -1,8 +1,10 @@
+import { z } from 'zod';
 import { maskSecret } from '../../../libs/secrets/mask-secret.js';
 import type { DestinationRow } from '../../../libs/store/entities/destination.js';
 import type { ApiDeps } from '../api-deps.js';
 import { isoTime } from '../iso-time.js';
-import { AUTH_SECRET_FIELDS } from './destination-schema.js';
+import { EXAMPLE_TIME, timestamp } from '../openapi/shared-schemas.js';
+import { AUTH_SECRET_FIELDS, AUTH_TYPES, type AuthType } from './destination-schema.js';
 
 /** Delivery statistics shown on a destination; a destination with no deliveries yet has none. */
 export interface DestinationStats {
@@ -43,6 +45,7 @@ export function destinationSettings(row: DestinationRow, authConfig: unknown) {
     timeoutMs: row.timeoutMs,
     rateLimitPerMinute: row.rateLimitPerMinute,
     retryPolicy: row.retryPolicy,
+    ordering: row.ordering,
   };
 }
 
@@ -51,6 +54,8 @@ export function destinationView(deps: ApiDeps, row: DestinationRow, stats: Desti
     id: row.id,
     ...destinationSettings(row, maskedAuthConfig(deps, row)),
     enabled: row.enabled,
+    disabledReason: row.disabledReason,
+    disabledAt: isoTime(row.disabledAt),
     successRate: stats.successRate,
     avgLatency: stats.avgLatency,
     deliveriesCount: stats.deliveriesCount,
@@ -73,3 +78,77 @@ export function destinationSummary(row: DestinationRow, stats: DestinationStats 
     deliveriesCount: stats.deliveriesCount,
   };
 }
+
+const retryPolicyView = z
+  .object({ maxRetries: z.number().int(), initialDelay: z.number().int(), maxDelay: z.number().int(), backoffMultiplier: z.number() })
+  .meta({ id: 'RetryPolicy' });
+
+export const circuitStateSchema = z.enum(['closed', 'open', 'half_open']);
+
+export const destinationViewSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    slug: z.string(),
+    url: z.string(),
+    method: z.enum(['POST', 'PUT', 'PATCH']),
+    description: z.string().nullable(),
+    headers: z.record(z.string(), z.string()),
+    authType: z.enum(AUTH_TYPES as [AuthType, ...AuthType[]]),
+    authConfig: z.record(z.string(), z.string()).meta({ description: 'Credentials for authType, secret fields masked' }),
+    timeoutMs: z.number().int(),
+    rateLimitPerMinute: z.number().int().nullable(),
+    retryPolicy: retryPolicyView,
+    ordering: z.enum(['none', 'source']).meta({ description: '`source`: the events of one source are delivered strictly in the order received' }),
+    enabled: z.boolean(),
+    disabledReason: z.enum(['gone', 'manual']).nullable().meta({ description: '`gone`: the destination answered 410 Gone; `manual`: disabled by PATCH' }),
+    disabledAt: timestamp.nullable(),
+    successRate: z.number().nullable(),
+    avgLatency: z.number().nullable(),
+    deliveriesCount: z.number().int(),
+    lastDeliveryAt: timestamp.nullable(),
+    circuitState: circuitStateSchema,
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Destination' });
+
+export const destinationSummarySchema = destinationViewSchema
+  .pick({ id: true, name: true, url: true, enabled: true, successRate: true, avgLatency: true, deliveriesCount: true })
+  .meta({ id: 'DestinationSummary' });
+
+export const destinationExample: z.input<typeof destinationViewSchema> = {
+  id: 'dst_01JDQ4ZB2C4E6G8J0K2M4P6R8T',
+  name: 'Orders service',
+  slug: 'orders-service',
+  url: 'https://orders.example.com/hooks',
+  method: 'POST',
+  description: null,
+  headers: { 'X-Team': 'orders' },
+  authType: 'bearer',
+  authConfig: { token: '****9f3a' },
+  timeoutMs: 30000,
+  rateLimitPerMinute: 600,
+  retryPolicy: { maxRetries: 5, initialDelay: 1000, maxDelay: 60000, backoffMultiplier: 2 },
+  ordering: 'none',
+  enabled: true,
+  disabledReason: null,
+  disabledAt: null,
+  successRate: 99.2,
+  avgLatency: 84,
+  deliveriesCount: 1250,
+  lastDeliveryAt: EXAMPLE_TIME,
+  circuitState: 'closed',
+  createdAt: EXAMPLE_TIME,
+  updatedAt: EXAMPLE_TIME,
+};
+
+export const destinationSummaryExample: z.input<typeof destinationSummarySchema> = {
+  id: destinationExample.id,
+  name: destinationExample.name,
+  url: destinationExample.url,
+  enabled: true,
+  successRate: 99.2,
+  avgLatency: 84,
+  deliveriesCount: 1250,
+};

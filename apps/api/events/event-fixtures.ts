@@ -2,7 +2,7 @@ import type { BrokerRecord, OutgoingMessage } from '../../../libs/broker/broker.
 import { payloadHash } from '../../../libs/dedup/payload-hash.js';
 import { newId } from '../../../libs/ids/ids.js';
 import type { AttemptRecord } from '../../../libs/pipeline/attempt-record.js';
-import { decodeDeliveryJob, destinationTopic, type DeliveryJob } from '../../../libs/pipeline/delivery-job.js';
+import { decodeDeliveryJob, destinationTopic, FRESH_DESTINATIONS_TOPIC, type DeliveryJob } from '../../../libs/pipeline/delivery-job.js';
 import { encodeIngestMessage, INGEST_TOPIC, type IngestMeta } from '../../../libs/pipeline/ingest-message.js';
 import { recordAttempts } from '../../recorder/record-attempts.js';
 import { routeEvents } from '../../router/route-events.js';
@@ -66,10 +66,15 @@ export async function seedEvent(h: ApiHarness, seed: EventSeed): Promise<SeededE
   await routeEvents(
     {
       sql: h.relay.store.sql,
-      routesFor: async () => seed.targets ?? [],
+      // Routes without filters, one per target, to destinations made long ago: their jobs go to their own topics.
+      routesFor: async () => (seed.targets ?? []).map((target) => ({ ...target, routeId: `rte_${target.destinationId}`, filter: null, destinationCreatedAt: 0, destinationOrdered: false })),
       publish: async (topic, messages) => void jobs.push(...messages.map((m) => ({ topic, message: m }))),
       now: () => receivedAt + 5,
       secrets: h.secrets,
+      // A seed is a well-formed record: one the router sets aside would be a broken fixture.
+      deadLetters: async (reason) => {
+        throw new Error(`The seeded event was dead-lettered (${reason})`);
+      },
     },
     { topic: INGEST_TOPIC, partition: 0, records: [record] },
   );
@@ -137,14 +142,18 @@ export async function createRoute(h: ApiHarness, sourceId: string, destinationId
   await created(api, '/api/routes', { sourceId, destinationId });
 }
 
-/** Reads a destination's topic from its start in a consumer group of its own, as a deliverer would. */
+/**
+ * Reads a destination's jobs from the start, in a consumer group of its own, as a deliverer would: its own
+ * topic, and relay.fresh, where a destination's jobs go in its first minutes.
+ */
 export async function watchDestinationTopic(h: ApiHarness, destinationId: string) {
   const jobs: ReturnType<typeof decodeDeliveryJob>[] = [];
   const consumer = h.relay.broker.consumer({
     groupId: `test-watch-${newId('key')}`,
-    topics: [destinationTopic(destinationId)],
+    topics: [destinationTopic(destinationId), FRESH_DESTINATIONS_TOPIC],
     fromBeginning: true,
-    handleBatch: async (batch) => void jobs.push(...batch.records.map(decodeDeliveryJob)),
+    handleBatch: async (batch) =>
+      void jobs.push(...batch.records.map(decodeDeliveryJob).filter((decoded) => decoded.job.destinationId === destinationId)),
   });
   await consumer.start();
   return {
@@ -155,7 +164,7 @@ export async function watchDestinationTopic(h: ApiHarness, destinationId: string
       for (;;) {
         const found = jobs.find((j) => matches(j.job));
         if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no matching job on ${destinationTopic(destinationId)}`);
+        if (Date.now() > deadline) throw new Error(`no matching job for ${destinationId} on ${destinationTopic(destinationId)} or ${FRESH_DESTINATIONS_TOPIC}`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },

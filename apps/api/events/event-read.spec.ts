@@ -6,7 +6,7 @@ import { createDestination, createSource, orgIds, recordTries, seedEvent, type S
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const EVENT_KEYS = [
   'id', 'sourceId', 'source', 'status', 'headers', 'contentType', 'payloadSize', 'payloadHash', 'signatureValid',
-  'deliveriesCount', 'deliveriesSucceeded', 'deliveriesFailed', 'receivedAt', 'createdAt',
+  'deliveriesCount', 'deliveriesSucceeded', 'deliveriesFailed', 'failureReason', 'filteredRouteIds', 'receivedAt', 'createdAt',
 ];
 
 describeEachStore('Event resources', (target) => {
@@ -63,6 +63,7 @@ describeEachStore('Event resources', (target) => {
         deliveriesCount: 2,
         deliveriesSucceeded: 1,
         deliveriesFailed: 1,
+        filteredRouteIds: [],
         receivedAt: new Date(event.receivedAt).toISOString(),
         createdAt: new Date(event.receivedAt + 5).toISOString(),
       });
@@ -130,8 +131,21 @@ describeEachStore('Event resources', (target) => {
       const response = await h.api('GET', `/api/events/${event.eventId}/payload`);
       expect(response.status).to.equal(200);
       expect(response.headers['content-type']).to.equal('application/json;charset=UTF-8');
+      expect(response.headers['x-content-type-options']).to.equal('nosniff');
+      expect(response.headers).not.to.have.property('content-disposition');
       expect(response.text).to.equal(body);
     });
+
+    for (const contentType of ['text/html', 'image/svg+xml', 'application/xhtml+xml; charset=utf-8', 'text/xml']) {
+      it(`answers a ${contentType} body as an attachment with nosniff, so a browser never renders it`, async () => {
+        const event = await seed({ body: '<script>alert(1)</script>', contentType });
+        const response = await h.api('GET', `/api/events/${event.eventId}/payload`);
+        expect(response.status).to.equal(200);
+        expect(response.headers['content-type']).to.equal(contentType);
+        expect(response.headers['x-content-type-options']).to.equal('nosniff');
+        expect(response.headers['content-disposition']).to.equal(`attachment; filename="${event.eventId}"`);
+      });
+    }
 
     it('answers binary bodies byte for byte', async () => {
       const bytes = Buffer.from([0, 1, 2, 250, 251, 252]);
@@ -212,6 +226,26 @@ describeEachStore('Event resources', (target) => {
       const event = await seed();
       expect((await h.api('GET', '/api/events/evt_unknown/timeline')).status).to.equal(404);
       expect((await h.apiB('GET', `/api/events/${event.eventId}/timeline`)).status).to.equal(404);
+    });
+  });
+
+  describe('statusCode when no HTTP answer came', () => {
+    it('is null in the deliveries, the event detail and the timeline alike (as in the destination test)', async () => {
+      const event = await seed();
+      const [orders] = event.deliveries;
+      await recordTries(h, event, orders!, [{ statusCode: null, latencyMs: 30_000, startedAt: event.receivedAt + 10 }]);
+      const deliveries = await h.api('GET', `/api/events/${event.eventId}/deliveries`);
+      const detail = await h.api('GET', `/api/events/${event.eventId}?includeDeliveries=true`);
+      const timeline = await h.api('GET', `/api/events/${event.eventId}/timeline`);
+      const byId = (list: { id: string }[]) => list.find((d) => d.id === orders!.id) as Record<string, unknown>;
+      expect(byId(deliveries.body.data)).to.include({ status: 'retrying', statusCode: null });
+      expect(byId(detail.body.deliveries)).to.include({ status: 'retrying', statusCode: null });
+      const attempts = timeline.body.deliveries.find((d: { deliveryId: string }) => d.deliveryId === orders!.id).attempts;
+      expect(attempts).to.have.length(1);
+      expect(attempts[0]).to.include({ status: 'failed', statusCode: null });
+      // Not attempted yet: no answer either.
+      const audit = deliveries.body.data.find((d: { id: string }) => d.id === event.deliveries[1]!.id);
+      expect(audit).to.include({ status: 'pending', statusCode: null });
     });
   });
 

@@ -11,7 +11,7 @@ import { expirePayloads, DAY_MS } from '../../janitor/retention-sweep.js';
 import { createRouteTargets } from '../../router/route-targets.js';
 import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
 import { createDestination, createRoute, createSource, orgIds, recordTries, seedEvent, watchDestinationTopic, type SeededEvent } from './event-fixtures.js';
-import { replayEvent } from './event-replay.js';
+import { MAX_BULK_REPLAY_DELIVERIES, replayEvent } from './event-replay.js';
 
 type Watcher = Awaited<ReturnType<typeof watchDestinationTopic>>;
 
@@ -249,6 +249,22 @@ describeEachStore('Event replay', (target) => {
       expect(exactly.status).to.equal(202);
       expect(exactly.body).to.deep.include({ eventsQueued: 0, deliveriesCreated: 0 });
       expect(exactly.body.skipped).to.have.length(1000);
+    });
+
+    it(`answers 400 naming the bound when events × destinations exceed ${MAX_BULK_REPLAY_DELIVERIES}, and creates nothing`, async () => {
+      const events: SeededEvent[] = [];
+      for (let n = 0; n < 100; n += 1) events.push(await deliveredEvent());
+      const many: string[] = [];
+      for (let n = 0; n < 101; n += 1) many.push((await createDestination(h, { name: `fan-${n}`, url: `${sink.url}/fan-${n}` })).id);
+      const response = await h.api('POST', '/api/events/bulk/replay', { body: { eventIds: events.map((e) => e.eventId), destinationIds: many } });
+      expect(response.status, response.text).to.equal(400);
+      expect(response.body.code).to.equal('VALIDATION_ERROR');
+      expect(response.body.message).to.include(String(MAX_BULK_REPLAY_DELIVERIES)).and.include('10100').and.include('POST /api/replays');
+      expect(response.body.details.map((d: { field: string }) => d.field)).to.deep.equal(['eventIds']);
+      for (const event of events.slice(0, 3)) expect(await newDeliveries(event)).to.deep.equal([]);
+      // One destination fewer is within the bound.
+      const within = await h.api('POST', '/api/events/bulk/replay', { body: { eventIds: events.slice(0, 2).map((e) => e.eventId), destinationIds: many.slice(0, 2) } });
+      expect(within.status, within.text).to.equal(202);
     });
 
     it("answers 404 when a named destination is another organization's, and creates nothing", async () => {

@@ -1,21 +1,21 @@
-import { NotFoundError, UnavailableError } from '../../../libs/errors/errors.js';
+import { NotFoundError, UnavailableError, ValidationError } from '../../../libs/errors/errors.js';
 import { newId } from '../../../libs/ids/ids.js';
 import type { OutgoingMessage } from '../../../libs/broker/broker.js';
 import { destinationTopic, encodeDeliveryJob } from '../../../libs/pipeline/delivery-job.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
 import { refreshEvent } from '../../recorder/record-attempts.js';
-import type { RouteTarget } from '../../router/route-targets.js';
+import { matchRoutes, type RouteTarget } from '../../router/route-targets.js';
 import type { ApiDeps, Tenant } from '../api-deps.js';
 import { selectEvents, type EventRecord } from './event-queries.js';
-import { payloadExpired, receivedBody, requireEvent } from './event-service.js';
+import { openedBody, payloadExpired, requireEvent, storedBody, storedEventDocument } from './event-service.js';
 
 /** What replaying needs of the API's dependencies. */
 export type ReplayDeps = Pick<ApiDeps, 'store' | 'secrets' | 'now' | 'publish' | 'routesFor'>;
 
-/** An event ready to go out again: its body as received and the destinations it goes to. */
+/** An event ready to go out again: its body as stored (a sealed body stays sealed in the log) and the destinations it goes to. */
 interface Replay {
   event: EventRecord;
-  body: Buffer;
+  body: { bytes: Buffer; sealed: boolean };
   targets: RouteTarget[];
 }
 
@@ -32,7 +32,7 @@ const LOOKUP_CHUNK = 200;
 const PAYLOAD_CHUNK = 20;
 
 /** The organization's destinations with these ids, in the given order; any other id is 404. */
-async function namedTargets(deps: ReplayDeps, tenant: Tenant, ids: string[]): Promise<RouteTarget[]> {
+export async function namedTargets(deps: ReplayDeps, tenant: Tenant, ids: string[]): Promise<RouteTarget[]> {
   const unique = [...new Set(ids)];
   const rows = await deps.store.sql.all<RouteTarget>(
     `SELECT id AS "destinationId", name AS "destinationName" FROM destinations WHERE org_id = ? AND id IN (${unique.map(() => '?').join(', ')})`,
@@ -79,8 +79,9 @@ function deliveryJob(orgId: string, delivery: CreatedDelivery): OutgoingMessage 
       providerHeaders: JSON.parse(event.headers),
       signatureValid: Boolean(event.signatureValid),
       receivedAt: event.receivedAt,
+      ...(body.sealed ? { sealed: true } : {}),
     },
-    body,
+    body.bytes,
   );
 }
 
@@ -114,23 +115,58 @@ async function queueReplays(deps: ReplayDeps, tenant: Tenant, replays: Replay[])
   return deliveries.length;
 }
 
-const targetsFor = (deps: ReplayDeps, event: EventRecord, named: RouteTarget[] | undefined) => (named ? Promise.resolve(named) : deps.routesFor(event.sourceId));
+/** The named destinations, or those the event's source is routed to now whose filters take it. */
+async function targetsFor(deps: ReplayDeps, event: EventRecord, body: Replay['body'], named: RouteTarget[] | undefined): Promise<RouteTarget[]> {
+  if (named) return named;
+  return matchRoutes(await deps.routesFor(event.sourceId), () => storedEventDocument(event, openedBody(deps, event, body))).targets;
+}
 
 /** Sends one event again to the named destinations, or to those its source is routed to now. */
 export async function replayEvent(deps: ReplayDeps, tenant: Tenant, id: string, destinationIds?: string[]) {
   const event = await requireEvent(deps, tenant, id);
   const named = destinationIds ? await namedTargets(deps, tenant, destinationIds) : undefined;
-  const body = await receivedBody(deps, event);
+  const body = await storedBody(deps, event);
   if (body === null) throw payloadExpired(id);
-  const targets = await targetsFor(deps, event, named);
+  const targets = await targetsFor(deps, event, body, named);
   const created = targets.length === 0 ? 0 : await queueReplays(deps, tenant, [{ event, body, targets }]);
   return { message: `Event ${id} queued for replay to ${created} destination(s)`, deliveriesCreated: created };
+}
+
+/**
+ * Deliveries one bulk replay may create (events × destinations): each may take up to 21 attempts, so an
+ * unbounded call could multiply one request into millions of requests. Replay by query paces itself.
+ */
+export const MAX_BULK_REPLAY_DELIVERIES = 10_000;
+
+/** How many deliveries replaying these events would create: found events times their destinations. */
+async function plannedDeliveries(deps: ReplayDeps, tenant: Tenant, ids: string[], named: RouteTarget[] | undefined): Promise<number> {
+  const perSource = new Map<string, number>();
+  let planned = 0;
+  for (let start = 0; start < ids.length; start += LOOKUP_CHUNK) {
+    for (const event of (await selectEvents(deps.store.sql, tenant.org.id, ids.slice(start, start + LOOKUP_CHUNK))).values()) {
+      let count = named?.length ?? perSource.get(event.sourceId);
+      if (count === undefined) {
+        count = (await deps.routesFor(event.sourceId)).length;
+        perSource.set(event.sourceId, count);
+      }
+      planned += count;
+    }
+  }
+  return planned;
 }
 
 /** Replays many events; unknown and expired ones (and those with nowhere to go) are skipped and listed. */
 export async function replayEvents(deps: ReplayDeps, tenant: Tenant, eventIds: string[], destinationIds?: string[]) {
   const named = destinationIds ? await namedTargets(deps, tenant, destinationIds) : undefined;
   const ids = [...new Set(eventIds)];
+  const planned = await plannedDeliveries(deps, tenant, ids, named);
+  if (planned > MAX_BULK_REPLAY_DELIVERIES) {
+    throw new ValidationError(
+      `This replay would create ${planned} deliveries; one bulk replay creates at most ${MAX_BULK_REPLAY_DELIVERIES} (events × destinations). ` +
+        'Replay fewer events or destinations per call, or use POST /api/replays (replay by query), which paces itself.',
+      [{ field: 'eventIds', message: `at most ${MAX_BULK_REPLAY_DELIVERIES} deliveries (events × destinations) per call; this would create ${planned}` }],
+    );
+  }
   const skipped: { eventId: string; reason: SkipReason }[] = [];
   let eventsQueued = 0;
   let deliveriesCreated = 0;
@@ -141,8 +177,8 @@ export async function replayEvents(deps: ReplayDeps, tenant: Tenant, eventIds: s
       const replays: Replay[] = [];
       for (const eventId of chunk.slice(from, from + PAYLOAD_CHUNK)) {
         const event = found.get(eventId);
-        const body = event && (await receivedBody(deps, event));
-        const targets = event && body ? await targetsFor(deps, event, named) : [];
+        const body = event && (await storedBody(deps, event));
+        const targets = event && body ? await targetsFor(deps, event, body, named) : [];
         if (!event) skipped.push({ eventId, reason: 'not_found' });
         else if (!body) skipped.push({ eventId, reason: 'payload_expired' });
         else if (targets.length === 0) skipped.push({ eventId, reason: 'no_destinations' });

@@ -1,13 +1,17 @@
 import { isoTime } from '../iso-time.js';
+import { storedHeadersView } from './header-view.js';
 import type { AttemptRecordRow, DeliveryRecord, EventRecord, EventSummaryRecord } from './event-queries.js';
 
-/** SPEC 2.4 list item: id, sourceId, status, headers, payloadSize, deliveriesCount, deliveriesSucceeded, receivedAt. */
-export function eventSummary(row: EventSummaryRecord) {
+/**
+ * SPEC 2.4 list item: id, sourceId, status, headers, payloadSize, deliveriesCount, deliveriesSucceeded, receivedAt.
+ * `signatureHeader`: the source's, masked with the credentials (see storedHeadersView).
+ */
+export function eventSummary(row: EventSummaryRecord, signatureHeader: string | null) {
   return {
     id: row.id,
     sourceId: row.sourceId,
     status: row.status,
-    headers: JSON.parse(row.headers) as Record<string, string | string[]>,
+    headers: storedHeadersView(row.headers, signatureHeader),
     payloadSize: row.payloadSize,
     deliveriesCount: row.deliveriesCount,
     deliveriesSucceeded: row.deliveriesSucceeded,
@@ -38,13 +42,13 @@ export interface EventViewExtras {
 }
 
 /** SPEC 2.4: the full event; `payload` and `deliveries` only when asked for. */
-export function eventView(row: EventRecord, extras: EventViewExtras = {}) {
+export function eventView(row: EventRecord, signatureHeader: string | null, extras: EventViewExtras = {}) {
   return {
     id: row.id,
     sourceId: row.sourceId,
     source: { id: row.sourceId, name: row.sourceName },
     status: row.status,
-    headers: JSON.parse(row.headers) as Record<string, string | string[]>,
+    headers: storedHeadersView(row.headers, signatureHeader),
     contentType: row.contentType,
     ...(extras.payload === undefined ? {} : extras.payload === null ? { payload: null, payloadExpired: true } : { ...extras.payload, payloadExpired: false }),
     payloadSize: row.payloadSize,
@@ -53,6 +57,8 @@ export function eventView(row: EventRecord, extras: EventViewExtras = {}) {
     deliveriesCount: row.deliveriesCount,
     deliveriesSucceeded: row.deliveriesSucceeded,
     deliveriesFailed: row.deliveriesFailed,
+    failureReason: row.failureReason,
+    filteredRouteIds: row.filteredRouteIds === null ? [] : (JSON.parse(row.filteredRouteIds) as string[]),
     ...(extras.deliveries === undefined ? {} : { deliveries: extras.deliveries.map(deliveryView) }),
     receivedAt: isoTime(row.receivedAt),
     createdAt: isoTime(row.createdAt),

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { request } from 'undici';
+import { openStoredPayload } from '../../../libs/payload/stored-payload.js';
+import type { DeliveryJob } from '../../../libs/pipeline/delivery-job.js';
 import { startHttpSink, type HttpSink } from '../../../libs/testing/http-sink.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
@@ -57,6 +59,12 @@ describeEachStore('Payload encryption and masking', (target) => {
   describe('with encryptFields ["$.card.number"] and maskFields ["$.customer.email"]', () => {
     let eventId: string;
 
+    function expectSealedCopyOf(job: DeliveryJob, sent: Buffer): void {
+      expect(job.sealed).to.equal(true);
+      expect(sent.toString('latin1')).not.to.include(CARD);
+      expect(openStoredPayload(sent, true, h.secrets).toString()).to.equal(body);
+    }
+
     before(async () => {
       await sourceWith('cards', { encryptFields: ['$.card.number'], maskFields: ['$.customer.email'] });
       eventId = await ingest('cards', body);
@@ -69,9 +77,9 @@ describeEachStore('Payload encryption and masking', (target) => {
       expect(row.payload_text).not.to.include(CARD);
     });
 
-    it('delivers the body intact: the delivery job carries the bytes as received', async () => {
-      const { body: sent } = await watcher.waitForJob((job) => job.eventId === eventId);
-      expect(sent.toString()).to.equal(body);
+    it('keeps the body sealed in the log: the delivery job carries it sealed, and it opens to the bytes received', async () => {
+      const { job, body: sent } = await watcher.waitForJob((candidate) => candidate.eventId === eventId);
+      expectSealedCopyOf(job, sent);
     });
 
     it('decrypts for API reads and shows masked fields as ****', async () => {
@@ -96,8 +104,8 @@ describeEachStore('Payload encryption and masking', (target) => {
       expect(response.body.deliveriesCreated).to.equal(1);
       // Newest first: the replay's delivery (the running deliverer may have delivered it already).
       const [replayed] = (await h.api('GET', `/api/events/${eventId}/deliveries`)).body.data;
-      const job = await watcher.jobFor(replayed.id);
-      expect(job.body.toString()).to.equal(body);
+      const replay = await watcher.jobFor(replayed.id);
+      expectSealedCopyOf(replay.job, replay.body);
     });
   });
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import { created, startApiHarness, type ApiHarness } from '../api-test-harness.js';
 
-const ROUTE_KEYS = ['id', 'sourceId', 'destinationId', 'enabled', 'createdAt'];
+const ROUTE_KEYS = ['id', 'sourceId', 'destinationId', 'enabled', 'filter', 'createdAt'];
 const UNKNOWN_ROUTE = 'rte_00000000000000000000000000';
 
 describeEachStore('Routes API', (target) => {
@@ -23,11 +23,11 @@ describeEachStore('Routes API', (target) => {
     created(h.api, '/api/routes', { sourceId, destinationId, ...extra });
 
   describe('POST /api/routes', () => {
-    it('answers 201 with exactly {id, sourceId, destinationId, enabled, createdAt}, enabled by default', async () => {
+    it('answers 201 with exactly {id, sourceId, destinationId, enabled, filter, createdAt}, enabled and unfiltered by default', async () => {
       const [source, destination] = [await newSource(), await newDestination()];
       const route = await newRoute(source.id, destination.id);
       expect(Object.keys(route)).to.have.members(ROUTE_KEYS);
-      expect(route).to.include({ sourceId: source.id, destinationId: destination.id, enabled: true });
+      expect(route).to.include({ sourceId: source.id, destinationId: destination.id, enabled: true, filter: null });
       expect(route.id).to.match(/^rte_[0-9a-z]{26}$/);
       expect(route.createdAt).to.match(/^\d{4}-\d{2}-\d{2}T/);
     });
@@ -58,6 +58,42 @@ describeEachStore('Routes API', (target) => {
       }
       expect((await h.api('GET', `/api/routes?sourceId=${source.id}`)).body.pagination.total).to.equal(0);
     });
+  });
+
+  describe('filter', () => {
+    const FILTER = { body: { type: { $startsWith: 'order.' }, amount: { $gte: 100 } }, $or: [{ headers: { 'x-env': 'prod' } }, { query: { env: 'prod' } }] };
+
+    it('is stored and returned as given, changed with PATCH and removed with null', async () => {
+      const route = await newRoute((await newSource()).id, (await newDestination()).id, { filter: FILTER });
+      expect(route.filter).to.deep.equal(FILTER);
+      expect((await h.api('GET', `/api/routes/${route.id}`)).body.filter).to.deep.equal(FILTER);
+      const changed = await h.api('PATCH', `/api/routes/${route.id}`, { body: { filter: { path: { $endsWith: '/shop' } } } });
+      expect(changed.body).to.include({ enabled: true });
+      expect(changed.body.filter).to.deep.equal({ path: { $endsWith: '/shop' } });
+      const removed = await h.api('PATCH', `/api/routes/${route.id}`, { body: { filter: null } });
+      expect(removed.body.filter).to.equal(null);
+    });
+
+    for (const [fault, filter, field] of [
+      ['an unknown operator', { body: { amount: { $between: [1, 2] } } }, 'filter.body.amount.$between'],
+      ['a wrong operand type', { $or: [{ body: { a: 1 } }, { body: { amount: { $gt: 'x', $in: 'vip' } } }] }, 'filter.$or[1].body.amount.$in'],
+      ['a filter nested deeper than 10 levels', { a: { b: { c: { d: { e: { f: { g: { h: { i: { j: { k: 1 } } } } } } } } } } }, 'filter.a.b.c.d.e.f.g.h.i.j'],
+      ['a filter larger than 10 KB', { body: { $in: Array.from({ length: 1500 }, (_, n) => `value-${n}`) } }, 'filter'],
+      ['a filter that is not an object', 'type = order', 'filter'],
+    ] as const) {
+      it(`answers 400 VALIDATION_ERROR naming the path of the fault for ${fault}, and creates or changes nothing`, async () => {
+        const [source, destination] = [await newSource(), await newDestination()];
+        const response = await h.api('POST', '/api/routes', { body: { sourceId: source.id, destinationId: destination.id, filter } });
+        expect(response.status).to.equal(400);
+        expect(response.body.code).to.equal('VALIDATION_ERROR');
+        expect(response.body.details.map((detail: { field: string }) => detail.field)).to.include(field);
+        expect((await h.api('GET', `/api/routes?sourceId=${source.id}`)).body.pagination.total).to.equal(0);
+        const route = await newRoute(source.id, destination.id);
+        const patched = await h.api('PATCH', `/api/routes/${route.id}`, { body: { filter } });
+        expect(patched.status).to.equal(400);
+        expect((await h.api('GET', `/api/routes/${route.id}`)).body.filter).to.equal(null);
+      });
+    }
   });
 
   describe('GET /api/routes/:id', () => {

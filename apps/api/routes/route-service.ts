@@ -5,11 +5,13 @@ import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
 import { isUniqueViolation } from '../../../libs/store/unique-violation.js';
 import type { ApiDeps, Tenant } from '../api-deps.js';
 import { isoTime } from '../iso-time.js';
+import type { RouteFilter } from './route-filter-schema.js';
 
 export interface CreateRouteInput {
   sourceId: string;
   destinationId: string;
   enabled?: boolean;
+  filter?: RouteFilter;
 }
 
 function routeView(row: RouteRow) {
@@ -18,6 +20,7 @@ function routeView(row: RouteRow) {
     sourceId: row.sourceId,
     destinationId: row.destinationId,
     enabled: row.enabled,
+    filter: row.filter,
     createdAt: isoTime(row.createdAt),
   };
 }
@@ -44,6 +47,7 @@ export async function createRoute(deps: ApiDeps, tenant: Tenant, input: CreateRo
     sourceId: input.sourceId,
     destinationId: input.destinationId,
     enabled: input.enabled ?? true,
+    filter: input.filter ?? null,
     createdAt: deps.now(),
   };
   try {
@@ -70,9 +74,10 @@ export interface PatchRouteInput {
   sourceId?: string;
   destinationId?: string;
   enabled?: boolean;
+  filter?: RouteFilter;
 }
 
-export async function updateRoute(deps: ApiDeps, tenant: Tenant, id: string, { sourceId, destinationId, enabled }: PatchRouteInput) {
+export async function updateRoute(deps: ApiDeps, tenant: Tenant, id: string, { sourceId, destinationId, enabled, filter }: PatchRouteInput) {
   const current = await requireRoute(deps, tenant, id);
   const moved = [
     ...(sourceId !== undefined && sourceId !== current.sourceId ? ['sourceId'] : []),
@@ -84,8 +89,8 @@ export async function updateRoute(deps: ApiDeps, tenant: Tenant, id: string, { s
       moved.map((field) => ({ field, message: 'is immutable after creation' })),
     );
   }
-  if (enabled === undefined) return routeView(current);
-  const updated = await deps.store.routes.update(tenant.org.id, id, { enabled });
+  if (enabled === undefined && filter === undefined) return routeView(current);
+  const updated = await deps.store.routes.update(tenant.org.id, id, { enabled, filter });
   if (!updated) throw new NotFoundError(`Route ${id} not found`);
   return routeView(updated);
 }

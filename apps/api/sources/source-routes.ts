@@ -1,29 +1,58 @@
-import type Router from '@koa/router';
 import { z } from 'zod';
 import { paginationShape, queryBoolean, queryString } from '../../../libs/http/validate.js';
-import type { ApiDeps } from '../api-deps.js';
-import { tenantOf } from '../request-input.js';
-import { resourceRoutes } from '../resource-routes.js';
+import { defineOperation, type ApiOperation } from '../api-operation.js';
+import { resourceOperations } from '../resource-operations.js';
 import { createSourceSchema, patchSourceSchema, SOURCE_READ_ONLY } from './source-schema.js';
 import { createSource, deleteSource, getSource, listSources, rotateSourceSecret, updateSource } from './source-service.js';
+import { rotatedSecretSchema, sourceExample, sourceSummaryExample, sourceSummarySchema, sourceViewSchema } from './source-view.js';
 
-const listQuery = z.object({ ...paginationShape, enabled: queryBoolean.optional(), search: queryString().optional() });
+const listQuery = z.object({
+  ...paginationShape,
+  enabled: queryBoolean.optional().meta({ description: 'Only enabled (true) or disabled (false) ones', example: 'true' }),
+  search: queryString().optional().meta({ description: 'Matches the name or the slug, case-insensitively', example: 'git' }),
+});
 
-export function sourceRoutes(deps: ApiDeps): Router {
-  const router = resourceRoutes(deps, {
+export const sourceOperations: ApiOperation[] = [
+  ...resourceOperations({
     collection: 'sources',
+    noun: 'Source',
     listQuery,
-    createSchema: createSourceSchema,
-    patchSchema: patchSourceSchema,
+    create: {
+      schema: createSourceSchema,
+      example: { name: 'GitHub', slug: 'github', provider: 'codehost', rejectInvalidSignatures: true, dedupEnabled: true, maskFields: ['$.sender.email'] },
+    },
+    patch: { schema: patchSourceSchema, example: { enabled: false, description: 'Paused while the repository moves' } },
+    view: { schema: sourceViewSchema, example: sourceExample },
+    summary: { schema: sourceSummarySchema, example: sourceSummaryExample },
+    writeErrors: [409],
     readOnly: SOURCE_READ_ONLY,
     list: listSources,
-    create: createSource,
+    insert: createSource,
     get: getSource,
     update: updateSource,
     remove: deleteSource,
-  });
-  router.post('/:id/rotate-secret', async (ctx) => {
-    ctx.body = await rotateSourceSecret(deps, tenantOf(ctx), ctx.params.id);
-  });
-  return router;
-}
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/api/sources/{id}/rotate-secret',
+    operationId: 'rotateSourceSecret',
+    tag: 'Sources',
+    summary: 'Replace the verification secret; the old one stops working at once',
+    description: 'The new secret appears in this response only.',
+    scope: 'write',
+    responses: {
+      200: {
+        description: 'The new secret',
+        body: {
+          schema: rotatedSecretSchema,
+          example: {
+            id: sourceExample.id,
+            verificationConfig: { type: 'codehost', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+            message: 'Secret rotated. The previous secret is no longer valid; store this one now, it will not be shown again.',
+          },
+        },
+      },
+    },
+    handle: (deps, { tenant, params }) => rotateSourceSecret(deps, tenant, params.id!),
+  }),
+];

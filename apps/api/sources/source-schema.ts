@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isValidIpRule } from '../../../libs/net/ip-rules.js';
+import { compileFieldPath, FieldPathError } from '../../../libs/payload/field-path.js';
 import { specCode } from '../../../libs/http/validate.js';
 import { verificationConfigSchema } from '../../../libs/signatures/verification-config.js';
 import { isMaskedValue } from '../masked-value.js';
@@ -16,11 +17,19 @@ export const descriptionSchema = z.string().max(2000).nullable();
 export const rateLimitSchema = z.number().int().min(1).max(10_000_000).nullable();
 
 const ipRule = z.string().trim().max(64).refine(isValidIpRule, 'must be an IPv4/IPv6 address or CIDR');
+/** Compiled here, so a path that routing could not evaluate is refused with its fault named. */
 const jsonPath = z
   .string()
   .min(2)
   .max(500)
-  .refine((p) => p.startsWith('$'), 'must be a JSONPath expression starting with $');
+  .superRefine((path, ctx) => {
+    try {
+      compileFieldPath(path);
+    } catch (error) {
+      if (!(error instanceof FieldPathError)) throw error;
+      ctx.addIssue({ code: 'custom', message: error.message });
+    }
+  });
 const headerName = z
   .string()
   .max(200)

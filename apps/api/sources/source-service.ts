@@ -4,7 +4,8 @@ import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
 import type { SourceRow } from '../../../libs/store/entities/source.js';
 import { generateSigningSecret } from '../../../libs/secrets/signing-secret.js';
 import { DEFAULT_TOLERANCE_SECONDS, type VerificationConfigInput } from '../../../libs/signatures/verification-config.js';
-import type { ApiDeps, Tenant } from '../api-deps.js';
+import type { ApiDeps, Caller, Tenant } from '../api-deps.js';
+import { countEvents, countEventsBySource } from '../../../libs/store/event-counts.js';
 import { isUniqueViolation } from '../../../libs/store/unique-violation.js';
 import type { CreateSourceInput, PatchSourceInput } from './source-schema.js';
 import { sourceSummary, sourceView } from './source-view.js';
@@ -81,7 +82,6 @@ export function newSourceRow(deps: Pick<ApiDeps, 'secrets' | 'now'>, orgId: stri
     dedupWindowHours: input.dedupWindowHours ?? 24,
     dedupCustomHeader: input.dedupCustomHeader ?? null,
     enabled: input.enabled ?? true,
-    eventsCount: 0,
     lastEventAt: null,
     createdAt: now,
     updatedAt: now,
@@ -90,7 +90,7 @@ export function newSourceRow(deps: Pick<ApiDeps, 'secrets' | 'now'>, orgId: stri
   return row;
 }
 
-export async function createSource(deps: ApiDeps, tenant: Tenant, input: CreateSourceInput) {
+export async function createSource(deps: ApiDeps, tenant: Caller, input: CreateSourceInput) {
   const row = newSourceRow(deps, tenant.org.id, input);
   if (await deps.store.sources.findOneBy(tenant.org.id, { slug: row.slug })) throw duplicateSlug(row.slug);
   try {
@@ -100,28 +100,33 @@ export async function createSource(deps: ApiDeps, tenant: Tenant, input: CreateS
     if (isUniqueViolation(error)) throw duplicateSlug(row.slug);
     throw error;
   }
-  return sourceView(deps, tenant, row);
+  return sourceView(deps, tenant, row, 0);
 }
 
 const duplicateSlug = (slug: string) => new ConflictError('DUPLICATE_SLUG', `A source with slug "${slug}" already exists`);
 
-export async function getSource(deps: ApiDeps, tenant: Tenant, id: string) {
-  return sourceView(deps, tenant, await requireSource(deps, tenant, id));
+export async function getSource(deps: ApiDeps, tenant: Caller, id: string) {
+  return storedSourceView(deps, tenant, await requireSource(deps, tenant, id));
+}
+
+async function storedSourceView(deps: ApiDeps, tenant: Caller, row: SourceRow) {
+  return sourceView(deps, tenant, row, await countEvents(deps.store.sql, tenant.org.id, { sourceId: row.id }));
 }
 
 export async function listSources(
   deps: ApiDeps,
-  tenant: Tenant,
+  tenant: Caller,
   query: PageQuery & { enabled?: boolean; search?: string },
 ) {
   const page = await deps.store.sources.list(tenant.org.id, query, {
     equals: { enabled: query.enabled },
     search: query.search ? { text: query.search, properties: ['name', 'slug'] } : undefined,
   });
-  return { rows: page.rows.map((row) => sourceSummary(deps, tenant, row)), total: page.total };
+  const counts = await countEventsBySource(deps.store.sql, tenant.org.id, page.rows.map((row) => row.id));
+  return { rows: page.rows.map((row) => sourceSummary(deps, tenant, row, counts.get(row.id)!)), total: page.total };
 }
 
-export async function updateSource(deps: ApiDeps, tenant: Tenant, id: string, patch: PatchSourceInput) {
+export async function updateSource(deps: ApiDeps, tenant: Caller, id: string, patch: PatchSourceInput) {
   const current = await requireSource(deps, tenant, id);
   const { slug, verificationConfig, ...settings } = patch;
   if (slug !== undefined && slug !== current.slug) {
@@ -137,7 +142,7 @@ export async function updateSource(deps: ApiDeps, tenant: Tenant, id: string, pa
   checkConsistency({ ...current, ...changes });
   const updated = await deps.store.sources.update(tenant.org.id, id, changes);
   if (!updated) throw new NotFoundError(`Source ${id} not found`);
-  return sourceView(deps, tenant, updated);
+  return storedSourceView(deps, tenant, updated);
 }
 
 export async function deleteSource(deps: ApiDeps, tenant: Tenant, id: string): Promise<void> {

@@ -9,7 +9,7 @@ const SOURCE_ENTRY_KEYS = [
   'dedupCustomHeader', 'isActive',
 ];
 const DESTINATION_ENTRY_KEYS = [
-  'name', 'slug', 'url', 'method', 'description', 'headers', 'authType', 'authConfig', 'timeoutMs', 'rateLimitPerMinute', 'retryPolicy', 'isActive',
+  'name', 'slug', 'url', 'method', 'description', 'headers', 'authType', 'authConfig', 'timeoutMs', 'rateLimitPerMinute', 'retryPolicy', 'ordering', 'isActive',
 ];
 const HOOK_SECRET = 'export-codehost-secret-0001';
 
@@ -146,6 +146,7 @@ describeEachStore('GET /api/sources/export and /api/destinations/export', (targe
         timeoutMs: 30000,
         rateLimitPerMinute: null,
         retryPolicy: { maxRetries: 3, initialDelay: 1000, maxDelay: 60000, backoffMultiplier: 2 },
+        ordering: 'none',
         isActive: true,
       });
       // Nothing to redact: no credentials.

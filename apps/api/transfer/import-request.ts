@@ -25,13 +25,17 @@ const entriesSchema = z
   .array(z.record(z.string(), z.unknown(), { error: 'must be an object' }), { error: 'must be an array of entries' })
   .max(MAX_TRANSFER_ITEMS, `must hold at most ${MAX_TRANSFER_ITEMS} entries`);
 
+/** The import request of one collection: `{sources|destinations, conflictStrategy, validateOnly?}`. */
+export function importRequestSchema(collection: 'sources' | 'destinations') {
+  return z.strictObject({ ...requestShape, [collection]: entriesSchema });
+}
+
 /**
  * Checks the request as a whole: a fault here (a wrong version, no strategy, an entry that is not even an
  * object, too many entries) is 400 for the request. Faults inside an entry are reported per entry instead.
  */
 export function parseImportRequest(collection: 'sources' | 'destinations', body: unknown): ImportRequest {
-  const schema = z.strictObject({ ...requestShape, [collection]: entriesSchema });
-  const parsed = parseInput(schema, body, 'Import request') as Record<string, unknown> & Omit<ImportRequest, 'entries'>;
+  const parsed = parseInput(importRequestSchema(collection), body, 'Import request') as Record<string, unknown> & Omit<ImportRequest, 'entries'>;
   return {
     entries: parsed[collection] as Record<string, unknown>[],
     conflictStrategy: parsed.conflictStrategy,

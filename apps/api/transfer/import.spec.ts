@@ -268,7 +268,7 @@ describeEachStore('POST /api/sources/import and /api/destinations/import', (targ
           `CREATE TRIGGER race_row BEFORE INSERT ON sources WHEN NEW.slug = '${RACED_SLUG}' AND NEW.id <> 'src_race' BEGIN
              INSERT INTO sources SELECT 'src_race', org_id, name, NEW.slug, description, provider, verification, secret_sealed,
                reject_invalid_signatures, rate_limit_per_minute, ip_filter_mode, ip_allowlist, ip_denylist, encrypt_fields, mask_fields,
-               dedup_enabled, dedup_strategy, dedup_window_hours, dedup_custom_header, enabled, events_count, last_event_at, created_at, updated_at
+               dedup_enabled, dedup_strategy, dedup_window_hours, dedup_custom_header, enabled, last_event_at, created_at, updated_at
              FROM sources WHERE org_id = NEW.org_id LIMIT 1;
            END`,
         );

@@ -59,7 +59,7 @@ export const sourceTransfer: TransferKind<SourceRow, SourceEntry> = {
   noun: 'Source',
   entity: SourceEntity,
   repository: (store) => store.sources,
-  keptOnOverwrite: ['id', 'orgId', 'slug', 'createdAt', 'eventsCount', 'lastEventAt'],
+  keptOnOverwrite: ['id', 'orgId', 'slug', 'createdAt', 'lastEventAt'],
 
   toEntry(deps, row, includeSensitive) {
     let signingSecret: string | null = null;

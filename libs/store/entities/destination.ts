@@ -4,6 +4,12 @@ import { column } from '../columns.js';
 export type HttpMethod = 'POST' | 'PUT' | 'PATCH';
 export type AuthType = 'none' | 'basic' | 'bearer' | 'api_key' | 'custom_header';
 
+/** Why a destination is disabled: by a user (PATCH, create, import) or by its own `410 Gone`. */
+export type DisabledReason = 'manual' | 'gone';
+
+/** `source`: each source's events reach the destination one at a time, in the order received, retries included. */
+export type Ordering = 'none' | 'source';
+
 export interface RetryPolicy {
   maxRetries: number;
   initialDelay: number;
@@ -27,7 +33,11 @@ export interface DestinationRow {
   timeoutMs: number;
   rateLimitPerMinute: number | null;
   retryPolicy: RetryPolicy;
+  ordering: Ordering;
   enabled: boolean;
+  /** Set while disabled; cleared when enabled again. */
+  disabledReason: DisabledReason | null;
+  disabledAt: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -50,7 +60,10 @@ export const DestinationEntity = new EntitySchema<DestinationRow>({
     timeoutMs: { ...column.integer(), name: 'timeout_ms' },
     rateLimitPerMinute: { ...column.integer(true), name: 'rate_limit_per_minute' },
     retryPolicy: { ...column.json(), name: 'retry_policy' },
+    ordering: column.varchar(8),
     enabled: column.boolean(),
+    disabledReason: { ...column.varchar(16, true), name: 'disabled_reason' },
+    disabledAt: { ...column.timestamp(true), name: 'disabled_at' },
     createdAt: { ...column.timestamp(), name: 'created_at' },
     updatedAt: { ...column.timestamp(), name: 'updated_at' },
   },

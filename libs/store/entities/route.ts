@@ -7,6 +7,8 @@ export interface RouteRow {
   sourceId: string;
   destinationId: string;
   enabled: boolean;
+  /** A route filter (libs/filters/route-filter.ts), checked before it is stored; null routes every event. */
+  filter: Record<string, unknown> | null;
   createdAt: number;
 }
 
@@ -19,6 +21,7 @@ export const RouteEntity = new EntitySchema<RouteRow>({
     sourceId: { ...column.ref(), name: 'source_id' },
     destinationId: { ...column.ref(), name: 'destination_id' },
     enabled: column.boolean(),
+    filter: column.json(true),
     createdAt: { ...column.timestamp(), name: 'created_at' },
   },
 });

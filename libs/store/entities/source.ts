@@ -28,7 +28,6 @@ export interface SourceRow {
   dedupWindowHours: number;
   dedupCustomHeader: string | null;
   enabled: boolean;
-  eventsCount: number;
   lastEventAt: number | null;
   createdAt: number;
   updatedAt: number;
@@ -58,7 +57,6 @@ export const SourceEntity = new EntitySchema<SourceRow>({
     dedupWindowHours: { ...column.integer(), name: 'dedup_window_hours' },
     dedupCustomHeader: { ...column.varchar(200, true), name: 'dedup_custom_header' },
     enabled: column.boolean(),
-    eventsCount: { ...column.integer(), name: 'events_count' },
     lastEventAt: { ...column.timestamp(true), name: 'last_event_at' },
     createdAt: { ...column.timestamp(), name: 'created_at' },
     updatedAt: { ...column.timestamp(), name: 'updated_at' },

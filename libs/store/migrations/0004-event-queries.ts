@@ -50,6 +50,11 @@ export class EventQueries1795305600003 implements MigrationInterface {
  * privilege the relay's database user may not have: without it search still works, by scanning.
  */
 async function createTrigramIndex(runner: QueryRunner): Promise<void> {
+  if (await installPgTrgm(runner)) await runner.query('CREATE INDEX ix_events_payload_trgm ON events USING gin (payload_text gin_trgm_ops)');
+}
+
+/** Whether pg_trgm is installed, installing it where the user may; a refusal leaves the transaction usable. */
+export async function installPgTrgm(runner: QueryRunner): Promise<boolean> {
   const installed = async () => (await runner.query("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")).length > 0;
   if (!(await installed())) {
     // A failed statement aborts the migration's transaction; the savepoint keeps it usable.
@@ -61,12 +66,18 @@ async function createTrigramIndex(runner: QueryRunner): Promise<void> {
       await runner.query('ROLLBACK TO SAVEPOINT relay_pg_trgm');
     }
   }
-  if (await installed()) await runner.query('CREATE INDEX ix_events_payload_trgm ON events USING gin (payload_text gin_trgm_ops)');
+  return installed();
 }
 
 /** A contentless FTS5 table with the trigram tokenizer: case-insensitive substring search by index. */
 async function createSqliteSearch(runner: QueryRunner): Promise<void> {
   await runner.query("CREATE VIRTUAL TABLE events_search USING fts5(payload_text, content='', contentless_delete=1, tokenize='trigram')");
+  await createSqliteSearchTriggers(runner);
+  await runner.query('INSERT INTO events_search (rowid, payload_text) SELECT rowid, payload_text FROM events WHERE payload_text IS NOT NULL');
+}
+
+/** The triggers that kept the index with every insert, delete and text update of `events` (0012 takes the insert's out). */
+export async function createSqliteSearchTriggers(runner: Pick<QueryRunner, 'query'>): Promise<void> {
   await runner.query(`CREATE TRIGGER events_search_insert AFTER INSERT ON events WHEN new.payload_text IS NOT NULL BEGIN
     INSERT INTO events_search (rowid, payload_text) VALUES (new.rowid, new.payload_text);
   END`);
@@ -77,5 +88,4 @@ async function createSqliteSearch(runner: QueryRunner): Promise<void> {
     DELETE FROM events_search WHERE rowid = old.rowid;
     INSERT INTO events_search (rowid, payload_text) SELECT new.rowid, new.payload_text WHERE new.payload_text IS NOT NULL;
   END`);
-  await runner.query('INSERT INTO events_search (rowid, payload_text) SELECT rowid, payload_text FROM events WHERE payload_text IS NOT NULL');
 }

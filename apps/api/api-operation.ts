@@ -1,0 +1,108 @@
+import type Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import type { z } from 'zod';
+import { ForbiddenError } from '../../libs/errors/errors.js';
+import { jsonBody } from '../../libs/http/json-body.js';
+import { createRouter } from '../../libs/http/router.js';
+import { pageEnvelope } from '../../libs/http/validate.js';
+import type { DocumentedOperation, OperationScope } from '../../libs/http/operation-spec.js';
+import type { ApiKeyScope } from '../../libs/store/entities/api-key.js';
+import type { PageQuery } from '../../libs/store/org-scoped-repository.js';
+import type { ApiDeps, Caller } from './api-deps.js';
+import { announceChanges } from './announce-changes.js';
+import { authenticate } from './authenticate.js';
+import type { ApiPrincipal } from './keys/key-authenticator.js';
+import { parseBody, parseOptionalBody, parseQuery } from './request-input.js';
+
+type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** The authenticated caller: its key and scope, its organization and the public URL it sees. */
+export type ApiCaller = ApiPrincipal & Caller;
+
+/** What a handler gets: the request already authenticated, authorized and validated by the operation's schemas. */
+export interface OperationInput<Query, Body> {
+  ctx: Context;
+  /** The caller; absent on `public` operations only. */
+  tenant: ApiCaller;
+  params: Record<string, string>;
+  query: Parsed<Query>;
+  body: Parsed<Body>;
+}
+
+/**
+ * A management API operation: what the OpenAPI document says about it and the thin handler that serves
+ * it, in one object, so the route and its documentation cannot come apart. The handler's return value is
+ * the response body (nothing for 204).
+ */
+export interface ApiOperation<Query extends z.ZodType | undefined = any, Body extends z.ZodType | undefined = any> extends DocumentedOperation<Query, Body> {
+  /** Fields the API returns but never takes, dropped from the body before validation (a fetched resource can be sent back). */
+  readOnly?: readonly string[];
+  /** The status answered unless the handler sets another; needed only with more than one success response. */
+  status?: number;
+  handle(deps: ApiDeps, input: OperationInput<Query, Body>): Promise<unknown>;
+}
+
+/** Declares an operation with its handler typed by its schemas. */
+export function defineOperation<Query extends z.ZodType | undefined = undefined, Body extends z.ZodType | undefined = undefined>(
+  operation: ApiOperation<Query, Body>,
+): ApiOperation {
+  return operation as ApiOperation;
+}
+
+/** The handler of a list operation: the domain function's page in the `{data, pagination}` envelope. */
+export function listHandler<Query extends PageQuery>(list: (deps: ApiDeps, tenant: ApiCaller, query: Query) => Promise<{ rows: unknown[]; total: number }>) {
+  return async (deps: ApiDeps, { tenant, query }: { tenant: ApiCaller; query: unknown }) => {
+    const page = await list(deps, tenant, query as Query);
+    return pageEnvelope(page.rows, page.total, query as Query);
+  };
+}
+
+/** Which operation scopes each key scope may call. */
+const GRANTS: Record<ApiKeyScope, readonly OperationScope[]> = {
+  admin: ['admin', 'write', 'read'],
+  write: ['write', 'read'],
+  read: ['read'],
+};
+
+function requireScope(operation: ApiOperation): Middleware {
+  return async function authorize(ctx, next) {
+    const { scope } = ctx.state.tenant as ApiPrincipal;
+    if (!GRANTS[scope].includes(operation.scope)) {
+      throw new ForbiddenError('FORBIDDEN', `This API key has the "${scope}" scope; ${operation.method.toUpperCase()} ${operation.path} needs "${operation.scope}"`);
+    }
+    await next();
+  };
+}
+
+const successStatus = (operation: ApiOperation) => operation.status ?? Number(Object.keys(operation.responses)[0]);
+
+function serve(deps: ApiDeps, operation: ApiOperation): Middleware {
+  return async function handleOperation(ctx) {
+    const query = operation.query ? parseQuery(ctx, operation.query) : undefined;
+    let body: unknown;
+    if (operation.body) body = operation.body.required ? parseBody(ctx, operation.body.schema, operation.readOnly) : parseOptionalBody(ctx, operation.body.schema);
+    ctx.status = successStatus(operation);
+    const result = await operation.handle(deps, { ctx, tenant: ctx.state.tenant as ApiCaller, params: ctx.params, query, body });
+    if (result !== undefined) ctx.body = result;
+  };
+}
+
+/** `{id}` to Koa's `:id`. */
+const routerPath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
+
+/**
+ * Routes the operations in the order given (literal segments such as `export` before `{id}`). Every
+ * operation but a public one authenticates the key, checks its scope, reads a JSON body and announces
+ * successful writes, before the handler runs.
+ */
+export function operationsRouter(deps: ApiDeps, operations: readonly ApiOperation[]): Router {
+  const router = createRouter();
+  const identify = authenticate(deps);
+  const readJson = jsonBody();
+  const announce = announceChanges(deps);
+  for (const operation of operations) {
+    const guards = operation.scope === 'public' ? [] : [identify, requireScope(operation), readJson, announce];
+    router.register(routerPath(operation.path), [operation.method.toUpperCase()], [...guards, serve(deps, operation)]);
+  }
+  return router;
+}

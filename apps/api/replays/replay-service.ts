@@ -1,0 +1,101 @@
+import { ConflictError, NotFoundError } from '../../../libs/errors/errors.js';
+import { newId } from '../../../libs/ids/ids.js';
+import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
+import type { ApiDeps, Tenant } from '../api-deps.js';
+import { matchingBound, selectEventPage } from '../events/event-queries.js';
+import { namedTargets, replayEvents, type ReplayDeps } from '../events/event-replay.js';
+import type { ReplayEvents } from './replay-runner.js';
+import { dropSnapshot } from './replay-snapshot.js';
+import type { CreateReplayInput } from './replay-schema.js';
+import { REPLAY_COLUMNS, replayView, type ReplayRecord } from './replay-view.js';
+
+/** Events named in a dry run's answer. */
+const SAMPLE_SIZE = 10;
+
+export type DryRun = { matched: number; sample: string[] };
+
+async function requireReplay(deps: Pick<ApiDeps, 'store'>, tenant: Tenant, id: string): Promise<ReplayRecord> {
+  const [row] = await deps.store.sql.all<ReplayRecord>(`SELECT ${REPLAY_COLUMNS} FROM replays WHERE org_id = ? AND id = ?`, [tenant.org.id, id]);
+  if (!row) throw new NotFoundError(`Replay ${id} not found`);
+  return row;
+}
+
+/** How many events the filter matches and the newest few, by the event list's own query; nothing changes. */
+export async function dryRunReplay(deps: ApiDeps, tenant: Tenant, input: CreateReplayInput): Promise<DryRun> {
+  if (input.destinationIds) await namedTargets(deps, tenant, input.destinationIds);
+  const page = await selectEventPage(deps.store.sql, tenant.org.id, input.filter, { page: 1, pageSize: SAMPLE_SIZE });
+  return { matched: page.total, sample: page.rows.map((row) => row.id) };
+}
+
+/**
+ * Creates the job and wakes the runner, which copies the ids of its events (a chunk at a time, so the
+ * API answers at once however many match) and then replays them at `maxPerSecond`. The events are
+ * fixed here: the job keeps the newest one matching now, and the copy stops there. `matched` is the
+ * count now (the copy corrects it should an event go meanwhile). A job that matched nothing is completed at once.
+ */
+export async function createReplay(deps: ApiDeps, tenant: Tenant, input: CreateReplayInput) {
+  if (input.destinationIds) await namedTargets(deps, tenant, input.destinationIds);
+  const id = newId('rpl');
+  const now = deps.now();
+  const { matched, newest } = await matchingBound(deps.store.sql, tenant.org.id, input.filter);
+  await deps.store.sql.run(
+    `INSERT INTO replays (id, org_id, status, filter, destination_ids, max_per_second, matched, replayed, skipped, created_at, finished_at,
+       snapshot_until_created_at, snapshot_until_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?)`,
+    [
+      id,
+      tenant.org.id,
+      newest ? 'running' : 'completed',
+      JSON.stringify(input.filter),
+      input.destinationIds ? JSON.stringify([...new Set(input.destinationIds)]) : null,
+      input.maxPerSecond,
+      matched,
+      now,
+      newest ? null : now,
+      newest?.createdAt ?? null,
+      newest?.id ?? null,
+    ],
+  );
+  deps.wakeReplays();
+  return replayView(await requireReplay(deps, tenant, id));
+}
+
+export async function getReplay(deps: ApiDeps, tenant: Tenant, id: string) {
+  return replayView(await requireReplay(deps, tenant, id));
+}
+
+export async function listReplays(deps: ApiDeps, tenant: Tenant, query: PageQuery) {
+  const [rows, [count]] = await Promise.all([
+    deps.store.sql.all<ReplayRecord>(`SELECT ${REPLAY_COLUMNS} FROM replays WHERE org_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, [
+      tenant.org.id,
+      query.pageSize,
+      (query.page - 1) * query.pageSize,
+    ]),
+    deps.store.sql.all<{ total: number | string }>('SELECT COUNT(*) AS total FROM replays WHERE org_id = ?', [tenant.org.id]),
+  ]);
+  return { rows: rows.map(replayView), total: Number(count?.total ?? 0) };
+}
+
+/** Stops a running job where it is (events already replayed stay replayed); a finished one is 409 REPLAY_FINISHED. */
+export async function cancelReplay(deps: ApiDeps, tenant: Tenant, id: string) {
+  const current = await requireReplay(deps, tenant, id);
+  const changed = await deps.store.sql.run(`UPDATE replays SET status = 'cancelled', finished_at = ? WHERE org_id = ? AND id = ? AND status = 'running'`, [
+    deps.now(),
+    tenant.org.id,
+    id,
+  ]);
+  if (changed === 0) throw new ConflictError('REPLAY_FINISHED', `Replay ${id} is already ${current.status}`);
+  await dropSnapshot(deps.store.sql, id);
+  return replayView(await requireReplay(deps, tenant, id));
+}
+
+/** A job's step, as the bulk replay of its organization: routes and their filters, or the named destinations. */
+export function replayJobEvents(deps: ReplayDeps): ReplayEvents {
+  return async (orgId, eventIds, destinationIds) => {
+    const org = await deps.store.organizations.byId(orgId);
+    // Deleting an organization deletes its jobs; a step already under way finds nothing to do.
+    if (!org) return { eventsQueued: 0, skipped: eventIds.length };
+    const result = await replayEvents(deps, { org }, eventIds, destinationIds);
+    return { eventsQueued: result.eventsQueued, skipped: result.skipped.length };
+  };
+}

@@ -1,0 +1,78 @@
+import { expect } from 'chai';
+import { loadConfig } from '../../libs/config/config.js';
+import { createLogger } from '../../libs/logging/logger.js';
+import { searchIndexLag } from '../../libs/store/search-index.js';
+import { openStore } from '../../libs/store/store.js';
+import { apiClient } from '../../libs/testing/api-client.js';
+import { describeEachStore, type StoreLocation } from '../../libs/testing/store-targets.js';
+import { eventually } from '../relay/relay-test-harness.js';
+import { startRelay } from '../relay/relay.js';
+import { runCli } from './cli-test-runner.js';
+
+const API_KEY = 'search-rebuild-key-0123456789';
+
+describeEachStore('relay search rebuild', (target) => {
+  let location: StoreLocation & { cleanup(): Promise<void> };
+  const eventIds: string[] = [];
+
+  /** Runs `work` on the store of the data location, as a relay there would open it. */
+  async function withStore<T>(work: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
+    const store = await openStore({ databaseUrl: location.databaseUrl, dataDir: location.dataDir });
+    try {
+      return await work(store);
+    } finally {
+      await store.close();
+    }
+  }
+
+  /** The events the index itself holds for `term`. */
+  const inIndex = (term: string) =>
+    withStore(async ({ sql }) => {
+      const rows =
+        sql.kind === 'postgres'
+          ? await sql.all<{ id: string }>('SELECT event_id AS id FROM events_search WHERE payload_text LIKE ? ORDER BY event_id', [`%${term}%`])
+          : await sql.all<{ id: string }>('SELECT id FROM events WHERE rowid IN (SELECT rowid FROM events_search WHERE events_search MATCH ?) ORDER BY id', [`"${term}"`]);
+      return rows.map((row) => row.id);
+    });
+
+  before(async function () {
+    this.timeout(60_000);
+    location = await target.prepare(this);
+    // An existing data directory: events a relay stored and indexed, then the relay stopped.
+    const env = { PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: location.dataDir, DATABASE_URL: location.databaseUrl, RELAY_API_KEY: API_KEY };
+    const relay = await startRelay(loadConfig(env), { logger: createLogger({ level: 'silent' }) });
+    try {
+      const api = apiClient(relay.url, API_KEY);
+      expect((await api('POST', '/api/sources', { body: { name: 'Shop', slug: 'shop' } })).status).to.equal(201);
+      for (let i = 0; i < 3; i++) {
+        const response = await api('POST', '/ingest/default/shop', { key: null, body: { order: `rebuild-order-${i}` } });
+        expect(response.status, response.text).to.equal(200);
+        eventIds.push(response.body.eventId);
+      }
+      await eventually(async () => ((await relay.store.sql.all('SELECT id FROM events')).length === 3 && (await searchIndexLag(relay.store.sql)) === 0 ? true : undefined));
+    } finally {
+      await relay.close();
+    }
+  });
+
+  after(async () => {
+    await location?.cleanup();
+  });
+
+  it('rebuilds a lost index from the stored events of an existing data directory', async function () {
+    this.timeout(60_000);
+    await withStore(({ sql }) => sql.run(sql.kind === 'postgres' ? 'DELETE FROM events_search' : "INSERT INTO events_search (events_search) VALUES ('delete-all')"));
+    expect(await inIndex('rebuild-order')).to.deep.equal([]);
+
+    const result = await runCli(location, ['search', 'rebuild']);
+    expect(result.code, result.stderr).to.equal(0);
+    expect(result.stdout).to.include('search index rebuilt from the stored events: 3 events indexed');
+    expect(await inIndex('rebuild-order')).to.deep.equal([...eventIds].sort());
+    expect(await inIndex('rebuild-order-1')).to.deep.equal([eventIds[1]]);
+    expect(await withStore(({ sql }) => searchIndexLag(sql))).to.equal(0);
+  });
+
+  it('is listed in the usage', async () => {
+    expect((await runCli(location, ['--help'])).stdout).to.include('relay search rebuild');
+  });
+});

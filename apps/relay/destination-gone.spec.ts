@@ -1,0 +1,63 @@
+import { expect } from 'chai';
+import { describeEachBackend } from '../../libs/testing/backend-targets.js';
+import { respond } from '../../libs/testing/http-sink.js';
+import { eventually, useRelayHarness } from './relay-test-harness.js';
+
+describeEachBackend('a destination that answers 410 Gone', (target) => {
+  // On Kafka a new destination's topic joins the deliverer's subscription through a group rebalance.
+  const settleMs = target.name.includes('Kafka') ? 40_000 : 10_000;
+  const suite = useRelayHarness(target);
+
+  beforeEach(function () {
+    this.currentTest?.timeout(settleMs * 4);
+  });
+
+  async function ingest(slug: string, body: string) {
+    const response = await suite.harness.api('POST', `/ingest/default/${slug}`, { key: null, rawBody: body, headers: { 'content-type': 'application/json' } });
+    expect(response.status, response.text).to.equal(200);
+    return response.body.eventId as string;
+  }
+
+  const deliveryOf = async (eventId: string) =>
+    (await suite.harness.relay.store.sql.all<{ status: string; attempt_count: number }>('SELECT status, attempt_count FROM deliveries WHERE event_id = ?', [eventId]))[0];
+
+  it('fails the delivery without retries, disables the destination as gone, holds its later jobs, and delivers them once enabled again', async () => {
+    const receiver = await suite.sink([respond(410, { body: 'unsubscribed' })]);
+    const { api } = suite.harness;
+    const source = await api('POST', '/api/sources', { body: { name: 'Gone source', slug: 'gone-source' } });
+    const destination = await api('POST', '/api/destinations', {
+      body: { name: 'Gone receiver', url: receiver.url, retryPolicy: { maxRetries: 5, initialDelay: 100 } },
+    });
+    expect((await api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: destination.body.id } })).status).to.equal(201);
+
+    const first = await ingest('gone-source', '{"n":1}');
+    await receiver.waitForRequests(1, settleMs);
+    const disabled = await eventually(async () => {
+      const view = await api('GET', `/api/destinations/${destination.body.id}`);
+      return view.body.enabled === false ? view.body : undefined;
+    }, settleMs, 'the destination to be disabled');
+    expect(disabled.disabledReason).to.equal('gone');
+    expect(Date.parse(disabled.disabledAt)).to.be.a('number').and.not.NaN;
+    expect(await eventually(async () => ((await deliveryOf(first))?.status === 'failed' ? deliveryOf(first) : undefined), settleMs)).to.deep.include({
+      attempt_count: 1,
+    });
+
+    // Held, not failed: nothing reaches the receiver while it is disabled.
+    const second = await ingest('gone-source', '{"n":2}');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(receiver.requests).to.have.length(1);
+    expect((await deliveryOf(second))?.status).to.equal('pending');
+
+    receiver.setBehaviour([respond(200)]);
+    const enabled = await api('PATCH', `/api/destinations/${destination.body.id}`, { body: { enabled: true } });
+    expect(enabled.body).to.include({ enabled: true, disabledReason: null, disabledAt: null });
+    const requests = await receiver.waitForRequests(2, settleMs);
+    expect(requests[1]!.body.toString()).to.equal('{"n":2}');
+    await eventually(async () => ((await deliveryOf(second))?.status === 'delivered' ? true : undefined), settleMs, 'the held job to be delivered');
+    expect(receiver.requests).to.have.length(2);
+
+    const exposition = await (await fetch(`${suite.harness.relay.url}/metrics`)).text();
+    expect(exposition).to.include(`relay_destinations_gone_total{destination="${destination.body.id}"} 1`);
+    expect(exposition).to.match(/relay_dead_letters_total\{reason="destination_gone"\} 1/);
+  });
+});

@@ -1,0 +1,46 @@
+import { expect } from 'chai';
+import { createLogger } from '../../libs/logging/logger.js';
+import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
+import { SEARCH_BATCH } from '../../libs/store/search-index.js';
+import { insertEventRow, openStoreFixture, type StoreFixture } from '../../libs/store/store-test-fixtures.js';
+import { describeEachStore } from '../../libs/testing/store-targets.js';
+import { createSearchIndexer } from './search-indexer.js';
+
+describeEachStore('search indexer', (target) => {
+  let fixture: StoreFixture;
+  let sourceId: string;
+
+  beforeEach(async function () {
+    fixture = await openStoreFixture(this, target);
+    sourceId = (await fixture.createSource()).id;
+  });
+
+  afterEach(async () => {
+    await fixture?.close();
+  });
+
+  const store = (count: number) => Promise.all(Array.from({ length: count }, (_, i) => insertEventRow(fixture.store.sql, fixture.org.id, sourceId, `{"n":${i}}`)));
+
+  function indexer(now?: () => number) {
+    const metrics = createRelayMetrics({ defaultMetrics: false });
+    const running = createSearchIndexer({ sql: fixture.store.sql, lag: metrics.searchIndexLag, logger: createLogger({ level: 'silent' }), passBudgetMs: 1000, now });
+    const lagMetric = async () => (await metrics.searchIndexLag.get()).values[0]?.value;
+    return { running, lagMetric };
+  }
+
+  it('indexes everything stored since the last pass and publishes a lag of 0', async () => {
+    await store(3);
+    const { running, lagMetric } = indexer();
+    expect(await running.runOnce()).to.deep.equal({ indexed: 3, lag: 0, cutShort: false });
+    expect(await lagMetric()).to.equal(0);
+  });
+
+  it('stops a pass at its budget and publishes the backlog left, so a lag shows while it lasts', async () => {
+    await store(SEARCH_BATCH * 2 + 1);
+    // Each reading of the clock is 600 ms later: the budget of 1000 ms allows one batch.
+    let readings = 0;
+    const { running, lagMetric } = indexer(() => readings++ * 600);
+    expect(await running.runOnce()).to.deep.equal({ indexed: SEARCH_BATCH, lag: SEARCH_BATCH + 1, cutShort: true });
+    expect(await lagMetric()).to.equal(SEARCH_BATCH + 1);
+  });
+});

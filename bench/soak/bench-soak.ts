@@ -1,0 +1,262 @@
+/**
+ * Open-loop soak of a whole relay: can it keep up with a source sending at a plan's rate?
+ *
+ *   node --import tsx bench/soak/bench-soak.ts [--rates 1000,2000,3000,4000,6000] [--seconds 20] [--sources 1]
+ *        [--postgres] [--kafka] [--split] [--env NAME=VALUE ...] [--cpu-prof] [--all-rates]
+ *
+ * The relay runs what `npm start` runs (the bench builds `dist/` first and starts `dist/apps/relay/main.js`
+ * with a fresh data directory), all roles in one process; `--split` runs api, gateway, router, deliverer and
+ * recorder as processes of their own (needs `--kafka --postgres`). `--postgres` puts the store on a fresh
+ * database of the local server (dropped after), `--kafka` the broker on librdkafka's mock cluster (`kcat`).
+ * The sink is a process of its own (bench/relay/sink-process.ts). The generator sends codehost-signed,
+ * unique 1 KB bodies on a fixed schedule, round-robin over `--sources` sources routed to one destination,
+ * and times every answer from its scheduled moment (open-loop; see open-loop.ts).
+ *
+ * First the bare line: the same schedule against node:http that reads the body and answers 200, the
+ * generator's own floor on this machine. Then, per offered rate, after the previous rate's backlog drained:
+ * ingest p50/p99/max from the schedule, requests not acknowledged, deliveries per second during the load,
+ * the backlog when the load ended and how long it took to drain, ingest -> delivery p50/p99 (sink arrival
+ * minus the scheduled moment), the relay's peak RSS and its CPU time per event (load and drain). A rate is
+ * sustained when every request was acknowledged, >= 98% of the offered rate was delivered during the load,
+ * ingest -> delivery p99 <= 1 s and every acknowledged event arrived. Stepping stops at the first rate not
+ * sustained (`--all-rates` goes on). The last line names the highest rate sustained.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Agent, request } from 'undici';
+import type { Role } from '../../libs/config/config.js';
+import { nearestRank } from '../../libs/stats/nearest-rank.js';
+import { apiClient } from '../../libs/testing/api-client.js';
+import { startKafkaMock } from '../../libs/testing/kafka-mock.js';
+import { createTestDatabase } from '../../libs/testing/postgres.js';
+import { startRelayProcess, tempDataDir, type RelayProcess } from '../../apps/relay/relay-process.js';
+import { startTarget } from '../ingest/target-client.js';
+import { startBenchSink, type BenchSink } from '../relay/sink-client.js';
+import { BODY_BYTES, signedWebhook } from '../signed-webhook.js';
+import { now, runOpenLoop, type Answer, type Outcome } from './open-loop.js';
+import { processUsage, watchPeakRss } from './process-usage.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const API_KEY = 'bench-soak-key-0123456789';
+const ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+const SECRET = 'bench-soak-codehost-secret';
+const BARE_SECONDS = 5;
+const DRAIN_TIMEOUT_MS = 180_000;
+const SUSTAINED = { deliveredShare: 0.98, e2eP99Ms: 1_000 };
+const TARGET = { rate: 2_000, ingestP99Ms: 25, e2eP99Ms: 250, rssBytes: 500 * 1024 * 1024 };
+
+const { values: args } = parseArgs({
+  options: {
+    rates: { type: 'string', default: '1000,2000,3000,4000,6000' },
+    seconds: { type: 'string', default: '20' },
+    sources: { type: 'string', default: '1' },
+    postgres: { type: 'boolean', default: false },
+    kafka: { type: 'boolean', default: false },
+    split: { type: 'boolean', default: false },
+    env: { type: 'string', multiple: true, default: [] },
+    'cpu-prof': { type: 'boolean', default: false },
+    'all-rates': { type: 'boolean', default: false },
+  },
+});
+const rates = args.rates.split(',').map(Number);
+const seconds = Number(args.seconds);
+const sourceCount = Number(args.sources);
+if (args.split && !(args.kafka && args.postgres)) throw new Error('--split needs --kafka and --postgres: processes share no embedded log or SQLite file');
+const extraEnv = Object.fromEntries(args.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+const profileDir = args['cpu-prof'] ? fs.mkdtempSync(path.join(os.tmpdir(), 'soak-profiles-')) : undefined;
+
+const ms = (value: number | undefined) => (value === undefined || Number.isNaN(value) ? '-' : `${value.toFixed(1)} ms`);
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+
+interface Deployment {
+  processes: RelayProcess[];
+  apiUrl: string;
+  ingestUrl: string;
+  stop(): Promise<void>;
+}
+
+/** The relay as configured by the options, all roles in one process or one process per role. */
+async function startDeployment(): Promise<Deployment> {
+  const cleanups: (() => Promise<void>)[] = [];
+  const dataDir = tempDataDir();
+  cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const env: Record<string, string> = {
+    RELAY_DATA_DIR: dataDir,
+    RELAY_API_KEY: API_KEY,
+    RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY,
+    // Enterprise: 10,000 requests per second per source, so the plan's rate limit is not what is measured.
+    RELAY_DEFAULT_PLAN: 'enterprise',
+  };
+  if (args.postgres) {
+    const database = await createTestDatabase();
+    cleanups.push(() => database.drop());
+    env.DATABASE_URL = database.url;
+  }
+  if (args.kafka) {
+    const kafka = await startKafkaMock();
+    cleanups.push(() => kafka.stop());
+    env.KAFKA_BROKERS = kafka.brokers.join(',');
+  }
+  Object.assign(env, extraEnv);
+  const processes: RelayProcess[] = [];
+  const start = async (role: Role) => {
+    const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, role)}`] : [];
+    const member = await startRelayProcess(role, env, { compiled: true, execArgv });
+    processes.push(member);
+    return member;
+  };
+  const stop = async () => {
+    // SIGTERM, so a profiled process writes its profile; in reverse, as a stop drains the pipeline.
+    for (const member of [...processes].reverse()) await member.terminate();
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  };
+  try {
+    if (!args.split) {
+      const all = await start('all');
+      return { processes, apiUrl: all.url, ingestUrl: all.url, stop };
+    }
+    // The api process first: it applies the migrations the others then find done.
+    const api = await start('api');
+    const [gateway] = await Promise.all((['gateway', 'router', 'deliverer', 'recorder'] as const).map(start));
+    return { processes, apiUrl: api.url, ingestUrl: gateway!.url, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** `sourceCount` codehost sources, each routed to the sink; answers their ingest paths. */
+async function configure(apiUrl: string, sink: BenchSink): Promise<string[]> {
+  const api = apiClient(apiUrl, API_KEY);
+  const created = async (resource: string, body: object) => {
+    const response = await api('POST', resource, { body });
+    if (response.status !== 201) throw new Error(`POST ${resource} answered ${response.status}: ${response.text}`);
+    return response.body;
+  };
+  const destination = await created('/api/destinations', { name: 'Soak sink', url: `${sink.url}/soak` });
+  const paths: string[] = [];
+  for (let n = 0; n < sourceCount; n += 1) {
+    const source = await created('/api/sources', {
+      name: `Soak ${n}`,
+      slug: `soak-${n}`,
+      provider: 'codehost',
+      verificationConfig: { type: 'codehost', secret: SECRET },
+    });
+    await created('/api/routes', { sourceId: source.id, destinationId: destination.id });
+    paths.push(new URL(source.webhookUrl).pathname);
+  }
+  return paths;
+}
+
+/** Posts signed webhooks round-robin over `paths` at `baseUrl`. */
+function webhookSender(baseUrl: string, paths: string[], dispatcher: Agent): () => Promise<Answer> {
+  let next = 0;
+  return async () => {
+    const { body, headers } = signedWebhook(SECRET);
+    const response = await request(`${baseUrl}${paths[next++ % paths.length]}`, { method: 'POST', dispatcher, headers, body });
+    const text = await response.body.text();
+    if (response.statusCode !== 200) return { status: response.statusCode };
+    return { status: 200, eventId: (JSON.parse(text) as { eventId?: string }).eventId };
+  };
+}
+
+const answerLatencies = (outcomes: Outcome[]) => outcomes.map((outcome) => outcome.answeredAt - outcome.scheduledAt).sort((a, b) => a - b);
+
+/** The generator against bare node:http at every rate: the floor of what it can show on this machine. */
+async function bareLine(): Promise<void> {
+  const target = await startTarget('bare');
+  const dispatcher = new Agent({ connections: 1024, keepAliveTimeout: 60_000 });
+  const figures: string[] = [];
+  for (const rate of rates) {
+    const outcomes = await runOpenLoop({ rate, seconds: BARE_SECONDS, send: webhookSender(target.ready.url, [target.ready.path], dispatcher) });
+    const latencies = answerLatencies(outcomes);
+    const failed = outcomes.filter((outcome) => outcome.status !== 200).length;
+    figures.push(`${rate}/s p50 ${ms(nearestRank(latencies, 50))} p99 ${ms(nearestRank(latencies, 99))}${failed ? ` (${failed} failed)` : ''}`);
+  }
+  await dispatcher.close();
+  const report = await target.stop();
+  console.log(`bare node:http, ${BARE_SECONDS} s per rate, answer latency from the schedule: ${figures.join('; ')}; cpu ${report.cpuMicrosPerRequest.toFixed(0)} us/req`);
+}
+
+interface Step {
+  rate: number;
+  sustained: boolean;
+  ingestP99: number;
+  e2eP99: number;
+  peakRss: number;
+}
+
+async function soakAt(rate: number, deployment: Deployment, paths: string[], sink: BenchSink): Promise<Step> {
+  const pids = deployment.processes.map((member) => member.pid);
+  const dispatcher = new Agent({ connections: 1024, keepAliveTimeout: 60_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
+  const deliveredBefore = (await sink.counts()).total;
+  const usageBefore = processUsage(pids);
+  const rss = watchPeakRss(pids);
+  const loadStartedAt = now();
+  const outcomes = await runOpenLoop({ rate, seconds, send: webhookSender(deployment.ingestUrl, paths, dispatcher) });
+  const loadEndedAt = now();
+  // The load ends with its last scheduled request; answers may still be on their way then.
+  const deliveredDuringLoad = (await sink.counts()).total - deliveredBefore;
+  const acknowledged = outcomes.filter((outcome) => outcome.status === 200 && outcome.eventId);
+  const drainStartedAt = now();
+  let delivered = deliveredDuringLoad;
+  while (delivered < acknowledged.length && now() - drainStartedAt < DRAIN_TIMEOUT_MS) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    delivered = (await sink.counts()).total - deliveredBefore;
+  }
+  const drainedAt = now();
+  const usage = processUsage(pids);
+  const peakRss = rss.stop();
+  await dispatcher.close();
+
+  const arrivals = await sink.arrivals(acknowledged.map((outcome) => outcome.eventId!));
+  const e2e = acknowledged.flatMap((outcome, index) => (arrivals[index] == null ? [] : [arrivals[index]! - outcome.scheduledAt])).sort((a, b) => a - b);
+  const lost = acknowledged.length - e2e.length;
+  const ingest = answerLatencies(outcomes);
+  const notAcknowledged = outcomes.length - acknowledged.length;
+  const loadSeconds = (loadEndedAt - loadStartedAt) / 1000;
+  const deliveredRate = deliveredDuringLoad / loadSeconds;
+  const e2eP99 = nearestRank(e2e, 99);
+  const sustained = notAcknowledged === 0 && deliveredRate >= SUSTAINED.deliveredShare * rate && e2eP99 <= SUSTAINED.e2eP99Ms && lost === 0;
+  console.log(
+    `${String(rate).padStart(5)}/s offered for ${seconds} s: ingest p50 ${ms(nearestRank(ingest, 50))} p99 ${ms(nearestRank(ingest, 99))} max ${ms(ingest.at(-1))}, ` +
+      `${notAcknowledged} not acknowledged; delivered ${deliveredRate.toFixed(0)}/s during the load, backlog ${acknowledged.length - deliveredDuringLoad} at its end, ` +
+      `${lost === 0 ? `drained in ${((drainedAt - drainStartedAt) / 1000).toFixed(1)} s` : `${lost} NOT delivered within ${DRAIN_TIMEOUT_MS / 1000} s`}; ` +
+      `ingest -> delivery p50 ${ms(nearestRank(e2e, 50))} p99 ${ms(e2eP99)}; relay RSS peak ${mb(peakRss)}, ` +
+      `cpu ${(((usage.cpuMs - usageBefore.cpuMs) * 1000) / Math.max(1, acknowledged.length)).toFixed(0)} us/event => ${sustained ? 'sustained' : 'NOT sustained'}`,
+  );
+  return { rate, sustained, ingestP99: nearestRank(ingest, 99), e2eP99, peakRss };
+}
+
+const shape = `${args.split ? 'roles split into processes' : 'all roles in one process'}, ${args.kafka ? 'Kafka mock cluster' : 'embedded log'} + ${args.postgres ? 'PostgreSQL' : 'SQLite'}`;
+console.log(`soak bench: ${shape}; ${sourceCount} codehost source(s) -> one destination, unique ${BODY_BYTES} B signed bodies; ${os.cpus().length} cores; ${new Date().toISOString()}`);
+// The relay runs from dist/: it must hold the sources as they are now.
+execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
+await bareLine();
+const sink = await startBenchSink();
+const deployment = await startDeployment();
+const steps: Step[] = [];
+try {
+  const paths = await configure(deployment.apiUrl, sink);
+  for (const rate of rates) {
+    const step = await soakAt(rate, deployment, paths, sink);
+    steps.push(step);
+    if (!step.sustained && !args['all-rates']) break;
+  }
+} finally {
+  await deployment.stop();
+  await sink.stop();
+}
+const atTarget = steps.find((step) => step.rate === TARGET.rate);
+if (atTarget) {
+  const met = atTarget.sustained && atTarget.ingestP99 <= TARGET.ingestP99Ms && atTarget.e2eP99 <= TARGET.e2eP99Ms;
+  console.log(`target ${TARGET.rate}/s sustained with ingest p99 <= ${TARGET.ingestP99Ms} ms and ingest -> delivery p99 <= ${TARGET.e2eP99Ms} ms: ${met ? 'MET' : 'MISSED'}`);
+}
+const peak = Math.max(...steps.map((step) => step.peakRss));
+console.log(`relay RSS peak ${mb(peak)} (target <= ${mb(TARGET.rssBytes)}: ${peak <= TARGET.rssBytes ? 'MET' : 'MISSED'})`);
+if (profileDir) console.log(`CPU profiles: ${profileDir}`);
+const best = steps.filter((step) => step.sustained).at(-1);
+console.log(`highest rate sustained: ${best ? `${best.rate} events/s` : `none of ${rates.join(', ')} events/s`} (${shape})`);

@@ -1,0 +1,129 @@
+import { expect } from 'chai';
+import { newId } from '../ids/ids.js';
+import { describeEachStore } from '../testing/store-targets.js';
+import { indexAllPending, indexSearchBatch, resetSearchIndex, searchIndexLag, searchMatches, SEARCH_BATCH } from './search-index.js';
+import type { SqlClient } from './sql-client.js';
+import { insertEventRow, openStoreFixture, type StoreFixture } from './store-test-fixtures.js';
+
+describeEachStore('Search index, kept behind the insert', (target) => {
+  let fixture: StoreFixture;
+  let sql: SqlClient;
+  let sourceId: string;
+
+  beforeEach(async function () {
+    fixture = await openStoreFixture(this, target);
+    sql = fixture.store.sql;
+    sourceId = (await fixture.createSource()).id;
+  });
+
+  afterEach(async () => {
+    await fixture?.close();
+  });
+
+  const storeEvent = (text: string | null, orgId = fixture.org.id, source = sourceId) => insertEventRow(sql, orgId, source, text);
+
+  /** The organization's events a search for `term` finds: through the index and its unindexed tail. */
+  async function found(term: string, orgId = fixture.org.id): Promise<string[]> {
+    const matches = searchMatches(sql, orgId, term)!;
+    const rows = await sql.all<{ id: string }>(`SELECT e.id FROM events e WHERE e.org_id = ? AND ${matches.column} IN (${matches.query}) ORDER BY e.id`, [
+      orgId,
+      ...matches.params,
+    ]);
+    return rows.map((row) => row.id);
+  }
+
+  /** The events the index itself holds for `term` (nothing of the unindexed tail). */
+  async function inIndex(term: string): Promise<string[]> {
+    const rows =
+      sql.kind === 'postgres'
+        ? await sql.all<{ id: string }>("SELECT event_id AS id FROM events_search WHERE payload_text ILIKE ? ORDER BY event_id", [`%${term}%`])
+        : await sql.all<{ id: string }>('SELECT id FROM events WHERE rowid IN (SELECT rowid FROM events_search WHERE events_search MATCH ?) ORDER BY id', [`"${term}"`]);
+    return rows.map((row) => row.id);
+  }
+
+  it('stores an event without indexing it; the next batch indexes it', async () => {
+    const id = await storeEvent('{"customer":"alice@example.com"}');
+    expect(await inIndex('alice@example')).to.deep.equal([]);
+    expect(await searchIndexLag(sql)).to.equal(1);
+    expect(await indexSearchBatch(sql)).to.equal(1);
+    expect(await inIndex('alice@example')).to.deep.equal([id]);
+    expect(await searchIndexLag(sql)).to.equal(0);
+    expect(await indexSearchBatch(sql)).to.equal(0);
+  });
+
+  it('finds indexed and not yet indexed events alike, case-insensitively, only in the organization', async () => {
+    const indexed = await storeEvent('{"note":"Blue Parcel"}');
+    await indexAllPending(sql);
+    const tail = await storeEvent('{"note":"blue PARCEL too"}');
+    const otherOrg = await fixture.store.organizations.create(`other-${newId('org').slice(-6)}`, 'pro');
+    const otherSource = await fixture.store.sources.insert({ ...(await fixture.store.sources.findOneBy(fixture.org.id, { id: sourceId }))!, id: newId('src'), orgId: otherOrg.id, slug: 'other' });
+    await storeEvent('{"note":"blue parcel elsewhere"}', otherOrg.id, otherSource.id);
+    expect(await found('blue parcel')).to.deep.equal([indexed, tail].sort());
+    expect(await found('nothing like it')).to.deep.equal([]);
+  });
+
+  it('indexes a backlog in batches, oldest first, until nothing is left', async () => {
+    const count = SEARCH_BATCH * 2 + 5;
+    for (let i = 0; i < count; i++) await storeEvent(`{"order":"ord-${i}","kind":"backlog"}`);
+    const batches: number[] = [];
+    expect(await indexAllPending(sql, { afterBatch: async (indexed) => void batches.push(indexed) })).to.equal(count);
+    expect(batches).to.deep.equal([SEARCH_BATCH, SEARCH_BATCH * 2, count]);
+    expect(await inIndex('backlog')).to.have.length(count);
+    expect(await searchIndexLag(sql)).to.equal(0);
+  });
+
+  it('stops between batches when told to, leaving the rest for the next pass', async () => {
+    for (let i = 0; i < SEARCH_BATCH + 1; i++) await storeEvent('{"kind":"stopping"}');
+    let stop = false;
+    expect(await indexAllPending(sql, { afterBatch: async () => void (stop = true), shouldStop: () => stop })).to.equal(SEARCH_BATCH);
+    expect(await searchIndexLag(sql)).to.equal(1);
+  });
+
+  it('forgets a deleted event, indexed or not', async () => {
+    const indexed = await storeEvent('{"kind":"doomed"}');
+    await indexAllPending(sql);
+    const tail = await storeEvent('{"kind":"doomed"}');
+    await sql.run('DELETE FROM events WHERE id IN (?, ?)', [indexed, tail]);
+    expect(await found('doomed')).to.deep.equal([]);
+    expect(await searchIndexLag(sql)).to.equal(0);
+    expect(await indexAllPending(sql)).to.equal(0);
+    expect(await inIndex('doomed')).to.deep.equal([]);
+  });
+
+  it('indexes an event stored after the newest ones were deleted (SQLite reuses their rowid)', async () => {
+    await storeEvent('{"kind":"kept"}');
+    const newest = await storeEvent('{"kind":"removed"}');
+    await indexAllPending(sql);
+    await sql.run('DELETE FROM events WHERE id = ?', [newest]);
+    const next = await storeEvent('{"kind":"arrived later"}');
+    expect(await searchIndexLag(sql)).to.equal(1);
+    await indexAllPending(sql);
+    expect(await inIndex('arrived later')).to.deep.equal([next]);
+    expect(await inIndex('removed')).to.deep.equal([]);
+  });
+
+  it('drops an expired payload from the index, and never indexes the old text of one expired before its turn', async () => {
+    const indexed = await storeEvent('{"secret":"expiring-one"}');
+    await indexAllPending(sql);
+    const tail = await storeEvent('{"secret":"expiring-two"}');
+    await sql.run('UPDATE events SET payload_text = NULL WHERE id IN (?, ?)', [indexed, tail]);
+    await indexAllPending(sql);
+    expect(await inIndex('expiring')).to.deep.equal([]);
+    expect(await found('expiring')).to.deep.equal([]);
+    expect(await searchIndexLag(sql)).to.equal(0);
+  });
+
+  it('rebuilds the index from the stored events after it was lost', async () => {
+    const ids = [await storeEvent('{"kind":"rebuilt"}'), await storeEvent('{"kind":"rebuilt"}'), await storeEvent(null)];
+    await indexAllPending(sql);
+    await sql.run(sql.kind === 'postgres' ? 'DELETE FROM events_search' : "INSERT INTO events_search (events_search) VALUES ('delete-all')");
+    expect(await inIndex('rebuilt')).to.deep.equal([]);
+    await resetSearchIndex(sql);
+    // SQLite walks every event, PostgreSQL queues only those with a text.
+    expect(await searchIndexLag(sql)).to.equal(sql.kind === 'postgres' ? 2 : 3);
+    expect(await found('rebuilt'), 'found meanwhile, as the unindexed tail').to.deep.equal(ids.slice(0, 2).sort());
+    await indexAllPending(sql);
+    expect(await inIndex('rebuilt')).to.deep.equal(ids.slice(0, 2).sort());
+    expect(await searchIndexLag(sql)).to.equal(0);
+  });
+});

@@ -1,0 +1,122 @@
+import type { SqlClient } from './sql-client.js';
+
+/**
+ * The payload search index, kept behind the router's insert (docs/DECISIONS.md, "Search off the hot
+ * path"): this module owns what is indexed, what is not yet, and how a search reads both. The tables and
+ * triggers are migration 0012's.
+ *
+ * SQLite: events up to the rowid `search_index_state.indexed_through` are in the FTS5 table
+ * `events_search`; the later ones are the unindexed tail. PostgreSQL: `events_search` holds the indexed
+ * texts, `search_pending` the ids of events whose text is not indexed yet.
+ */
+
+/**
+ * Events one indexing transaction takes: on SQLite it runs on the event loop and holds the connection,
+ * so a batch stays short (64 made delivery latency's p99 worse under load; docs/DECISIONS.md).
+ */
+export const SEARCH_BATCH = 16;
+
+/** Indexes up to `limit` events not yet indexed, oldest first; returns how many it took. */
+export function indexSearchBatch(sql: SqlClient, limit = SEARCH_BATCH): Promise<number> {
+  return sql.transaction(async (tx) => {
+    if (tx.kind === 'postgres') {
+      // Event ids are ULIDs, so their order is (about) the order events were received. SKIP LOCKED:
+      // indexers in several router processes take different events.
+      const [row] = await tx.all<{ taken: string | number }>(
+        `WITH taken AS (
+           DELETE FROM search_pending WHERE event_id IN (SELECT event_id FROM search_pending ORDER BY event_id LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING event_id
+         ), indexed AS (
+           INSERT INTO events_search (event_id, org_id, payload_text)
+           SELECT e.id, e.org_id, e.payload_text FROM events e JOIN taken t ON t.event_id = e.id WHERE e.payload_text IS NOT NULL
+           ON CONFLICT (event_id) DO UPDATE SET payload_text = EXCLUDED.payload_text
+         )
+         SELECT COUNT(*) AS taken FROM taken`,
+        [limit],
+      );
+      return Number(row?.taken ?? 0);
+    }
+    // Inside the write transaction no other insert is in flight: every rowid up to the batch's last is final.
+    const [range] = await tx.all<{ after: number; through: number | null; taken: number }>(
+      `SELECT s.indexed_through AS after, MAX(b.rowid) AS through, COUNT(b.rowid) AS taken FROM search_index_state s
+       LEFT JOIN (SELECT rowid FROM events WHERE rowid > (SELECT indexed_through FROM search_index_state) ORDER BY rowid LIMIT ?) b ON 1 = 1`,
+      [limit],
+    );
+    if (!range || range.through === null) return 0;
+    await tx.run('INSERT INTO events_search (rowid, payload_text) SELECT rowid, payload_text FROM events WHERE rowid > ? AND rowid <= ? AND payload_text IS NOT NULL', [
+      range.after,
+      range.through,
+    ]);
+    await tx.run('UPDATE search_index_state SET indexed_through = ?', [range.through]);
+    return range.taken;
+  });
+}
+
+/** Stored events whose payload text the index does not hold yet. */
+export async function searchIndexLag(sql: SqlClient): Promise<number> {
+  const [row] =
+    sql.kind === 'postgres'
+      ? await sql.all<{ n: string | number }>('SELECT COUNT(*) AS n FROM search_pending')
+      : await sql.all<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE rowid > (SELECT indexed_through FROM search_index_state)');
+  return Number(row?.n ?? 0);
+}
+
+export interface IndexingLoop {
+  /** After each batch, with the count so far: to yield to the event loop, or report progress. */
+  afterBatch?: (indexed: number) => Promise<void>;
+  /** Checked before each batch: a stopping process leaves the rest to the next pass. */
+  shouldStop?: () => boolean;
+}
+
+/** Indexes batches until nothing is left (or it is told to stop); returns how many events it indexed. */
+export async function indexAllPending(sql: SqlClient, loop: IndexingLoop = {}): Promise<number> {
+  let total = 0;
+  while (!loop.shouldStop?.()) {
+    const taken = await indexSearchBatch(sql);
+    if (taken === 0) break;
+    total += taken;
+    await loop.afterBatch?.(total);
+  }
+  return total;
+}
+
+/**
+ * Empties the index and marks every stored event unindexed: `indexAllPending` then rebuilds it from the
+ * events' own payload text. Searches meanwhile stay complete (everything is the unindexed tail), only slower.
+ */
+export function resetSearchIndex(sql: SqlClient): Promise<void> {
+  return sql.transaction(async (tx) => {
+    if (tx.kind === 'postgres') {
+      await tx.run('DELETE FROM events_search');
+      await tx.run('INSERT INTO search_pending (event_id) SELECT id FROM events WHERE payload_text IS NOT NULL ON CONFLICT DO NOTHING');
+    } else {
+      await tx.run("INSERT INTO events_search (events_search) VALUES ('delete-all')");
+      await tx.run('UPDATE search_index_state SET indexed_through = 0');
+    }
+  });
+}
+
+export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * The keys (`column`, selected as `match_key`) of the organization's events whose payload text holds `text`, case-insensitively:
+ * those the index finds, and those of the unindexed tail, checked one by one (few, while the indexer
+ * keeps up). Null on SQLite for a term shorter than a trigram, which no index answers.
+ */
+export function searchMatches(sql: SqlClient, orgId: string, text: string): { column: string; query: string; params: unknown[] } | null {
+  if (sql.kind === 'postgres') {
+    const pattern = likePattern(text);
+    return {
+      column: 'e.id',
+      query: `SELECT event_id AS match_key FROM events_search WHERE org_id = ? AND payload_text ILIKE ? ESCAPE '\\'
+        UNION ALL SELECT p.event_id AS match_key FROM search_pending p JOIN events t ON t.id = p.event_id WHERE t.org_id = ? AND t.payload_text ILIKE ? ESCAPE '\\'`,
+      params: [orgId, pattern, orgId, pattern],
+    };
+  }
+  if ([...text].length < 3) return null;
+  return {
+    column: 'e.rowid',
+    query: `SELECT rowid AS match_key FROM events_search WHERE events_search MATCH ?
+      UNION ALL SELECT rowid AS match_key FROM events WHERE rowid > (SELECT indexed_through FROM search_index_state) AND org_id = ? AND instr(LOWER(payload_text), LOWER(?)) > 0`,
+    params: [`"${text.replace(/"/g, '""')}"`, orgId, text],
+  };
+}
