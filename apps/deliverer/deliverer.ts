@@ -15,12 +15,22 @@ import { createFreshDestinationsHandler, FRESH_GROUP } from './fresh-destination
 import type { GoneDestinations } from './gone-destinations.js';
 import type { SourceLines } from './source-lines.js';
 import { createInFlightLimits } from './in-flight-limits.js';
+import { HandedOverJobs } from './handed-over-jobs.js';
 import { PauseHolds } from './pause-holds.js';
 import { createRetryTierHandler, RETRY_GROUP } from './retry-tiers.js';
 
 export const DELIVERER_GROUP = 'relay-deliverer';
 
 const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half_open'];
+
+/**
+ * A new destination may have this many jobs per connection place in flight from relay.fresh; beyond
+ * that (it hangs or cannot keep up) its jobs wait in its own topic instead.
+ */
+const FRESH_RECORDS_PER_PLACE = 4;
+
+/** How long an attempted hand-over is remembered for a copy not read yet (its topic not yet subscribed). */
+const HANDED_OVER_KEEP_MS = 10 * 60_000;
 
 export interface DelivererOptions {
   broker: Broker;
@@ -112,6 +122,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     throw new RangeError(`maxInFlightPerSource must be an integer from 1 to maxInFlightPerDestination (${maxInFlightPerDestination}), got ${maxInFlightPerSource}`);
   }
   const inFlight = createInFlightLimits({ maxInFlight: options.maxInFlight ?? 256, maxInFlightPerDestination, metrics });
+  const handedOver = new HandedOverJobs({ now, keepMs: HANDED_OVER_KEEP_MS });
   const reporter = createAttemptReporter({
     producer: broker.producer(),
     metrics,
@@ -220,8 +231,15 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         disabledRecheckMs: options.lookupCacheTtlMs ?? 60_000,
         maxInFlightPerSource,
         secrets: options.secrets,
+        handedOver,
       });
-      handleFreshBatch = createFreshDestinationsHandler({ handleDestinationBatch, producer: broker.producer() });
+      handleFreshBatch = createFreshDestinationsHandler({
+        handleDestinationBatch,
+        producer: broker.producer(),
+        handedOver,
+        maxRecordsInFlightPerDestination: FRESH_RECORDS_PER_PLACE * maxInFlightPerDestination,
+        logger,
+      });
       handleRetryBatch = createRetryTierHandler({ producer: broker.producer(), reporter, holds: retryHolds, now, stopping: isStopping });
       running = { destinations, destinationHolds, fresh, retries, retryHolds };
       // Heads of ordered lines a stopped process made but did not publish: published now (again, at worst).
@@ -244,6 +262,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         const current = running;
         if (current) {
           await Promise.all([current.destinations.stop(), current.fresh.stop(), current.retries.stop()]);
+          // Attempts relay.fresh handed over are answered (or time out) before the sender closes.
+          await handedOver.settled();
           current.destinationHolds.clear();
           current.retryHolds.clear();
           running = null;

@@ -12,6 +12,7 @@ import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { AttemptReporter } from './attempt-reporter.js';
 import { KeyedConcurrencyLimits } from '../../libs/concurrency/concurrency-limit.js';
 import type { DeliveryTarget } from './delivery-lookup.js';
+import { HANDED_OVER_HEADER, handOverKey, type HandedOverJobs } from './handed-over-jobs.js';
 import type { CachedLookup } from './cached-lookup.js';
 import type { InFlightLimits } from './in-flight-limits.js';
 import type { PauseHolds } from './pause-holds.js';
@@ -47,6 +48,8 @@ export interface DestinationBatchDeps {
   maxInFlightPerSource: number;
   /** Opens bodies sealed in the log (jobs of sources with `encryptFields`). */
   secrets: SecretBox;
+  /** Jobs whose attempts relay.fresh started here; their copies in this topic are not sent again. */
+  handedOver: Pick<HandedOverJobs, 'outcome'>;
 }
 
 type TaskResult = 'done' | 'circuit_open';
@@ -137,6 +140,9 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
       return poisoned(error);
     }
     const { job, body } = decoded;
+    if (record.headers[HANDED_OVER_HEADER] !== undefined && (await deps.handedOver.outcome(handOverKey(job))) === 'attempted') {
+      return { task: Promise.resolve('done'), stop: false };
+    }
     const target = await deps.lookup.destination(job.orgId, job.destinationId);
     if (!target) {
       // Its line, if it had one, moves on: each job behind fails the same way in turn.

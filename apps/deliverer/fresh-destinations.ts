@@ -1,5 +1,7 @@
-import type { BatchOutcome, BrokerRecord, Producer, RecordBatch } from '../../libs/broker/broker.js';
+import type { BatchOutcome, BrokerRecord, OutgoingMessage, Producer, RecordBatch } from '../../libs/broker/broker.js';
 import { decodeDeliveryJob, destinationTopic, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import type { DelivererLogger } from './destination-batch.js';
+import { HANDED_OVER_HEADER, handOverKey, type HandedOverJobs } from './handed-over-jobs.js';
 
 export const FRESH_GROUP = 'relay-deliverer-fresh';
 
@@ -7,40 +9,78 @@ export interface FreshDestinationsDeps {
   /** The destination topics' handler: it sees each destination's records as a batch of that destination's topic. */
   handleDestinationBatch(batch: RecordBatch): Promise<BatchOutcome>;
   producer: Pick<Producer, 'send'>;
+  handedOver: HandedOverJobs;
+  /**
+   * Jobs of one destination whose attempts may run here beyond relay.fresh's offset; the jobs of a
+   * destination already that far behind (hanging, slow) are moved to its own topic unattempted.
+   */
+  maxRecordsInFlightPerDestination: number;
+  logger: DelivererLogger;
 }
 
 /**
- * The handler of relay.fresh, the shared topic of new destinations' first attempts (docs/DECISIONS.md).
- * Its records are split by destination and each part is handled as a batch of that destination's own
- * topic. What must wait there (rate budget spent, circuit open, disabled, shutting down) is moved to the
- * destination's own topic, which that handler has just paused for the reason: relay.fresh itself is never
- * paused for one destination. A slow answer holds up only the new destinations sharing its partition
- * (records are keyed by destination), for as long as they are new. The move is published before relay.fresh's
- * offsets are committed; a failure in between only costs a duplicate.
+ * The handler of relay.fresh, the shared topic of new destinations' first attempts (docs/DECISIONS.md,
+ * "New destinations on Kafka"). Its records are split by destination. Each destination's part is first
+ * copied to the destination's own topic, marked as handed over, and then handled in the background as a
+ * batch of that topic, so relay.fresh's offset moves on without waiting for any answer: a hanging new
+ * destination holds up no other. The copies are the durable record of the work (a crash or a stop costs
+ * at most a duplicate); each copy, when its topic is read, asks `handedOver` and is dropped if its
+ * original was attempted here, sent if it was not (held destination, shutdown) or is not known here.
  */
 export function createFreshDestinationsHandler(deps: FreshDestinationsDeps) {
   return async function handleFreshBatch(batch: RecordBatch): Promise<void> {
-    const byTopic = new Map<string, BrokerRecord[]>();
+    const parts = new Map<string, { records: BrokerRecord[]; keys: string[] }>();
+    const unreadable: BrokerRecord[] = [];
     for (const record of batch.records) {
       const job = readJob(record);
-      // Keyed by source again, as in a destination topic (source windows and order go by the key). A job
-      // that cannot be read makes a part of relay.fresh's own: the destination handler sends it to relay.dead.
-      const [topic, asInItsTopic] = job ? [destinationTopic(job.destinationId), { ...record, key: job.sourceId }] : [batch.topic, record];
-      const part = byTopic.get(topic);
-      if (part) part.push(asInItsTopic);
-      else byTopic.set(topic, [asInItsTopic]);
+      if (!job) {
+        unreadable.push(record);
+        continue;
+      }
+      const key = handOverKey(job);
+      // Already handed over by this process (relay.fresh read again after a failed commit): its copy exists.
+      if (deps.handedOver.has(key)) continue;
+      const topic = destinationTopic(job.destinationId);
+      // Keyed by source again, as in a destination topic (source windows and order go by the key).
+      const asInItsTopic = { ...record, topic, key: job.sourceId };
+      const part = parts.get(topic);
+      if (part) {
+        part.records.push(asInItsTopic);
+        part.keys.push(key);
+      } else parts.set(topic, { records: [asInItsTopic], keys: [key] });
     }
-    const outcomes = await Promise.allSettled(
-      [...byTopic].map(async ([topic, records]) => {
-        const { handled } = await deps.handleDestinationBatch({ topic, partition: batch.partition, records });
-        const waiting = records.slice(handled);
-        if (waiting.length > 0) await deps.producer.send(topic, waiting.map(({ key, value, headers }) => ({ key, value, headers })));
+    await Promise.all(
+      [...parts].map(async ([topic, { records, keys }]) => {
+        if (deps.handedOver.recordsInFlight(topic) + records.length > deps.maxRecordsInFlightPerDestination) {
+          await deps.producer.send(topic, records.map((record) => copyOf(record, false)));
+          return;
+        }
+        const part = deps.handedOver.begin(topic, keys);
+        try {
+          await deps.producer.send(topic, records.map((record) => copyOf(record, true)));
+        } catch (error) {
+          part.abandon();
+          throw error;
+        }
+        // Copied first, so every job taken off relay.fresh is in its own topic as well.
+        part.run(
+          deps.handleDestinationBatch({ topic, partition: batch.partition, records }).then(
+            ({ handled }) => handled,
+            (error: unknown) => {
+              deps.logger.warn({ topic, err: error }, 'Jobs handed over from relay.fresh failed here; their copies are sent from their own topic');
+              return 0;
+            },
+          ),
+        );
       }),
     );
-    // All of it again (at least once): the parts that did go through are delivered or moved twice.
-    const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
-    if (failed) throw failed.reason;
+    // A job that cannot be read is handled as in a destination topic: it goes to relay.dead.
+    if (unreadable.length > 0) await deps.handleDestinationBatch({ topic: batch.topic, partition: batch.partition, records: unreadable });
   };
+}
+
+function copyOf({ key, value, headers }: BrokerRecord, handedOver: boolean): OutgoingMessage {
+  return { key, value, headers: handedOver ? { ...headers, [HANDED_OVER_HEADER]: '1' } : headers };
 }
 
 function readJob(record: BrokerRecord): DeliveryJob | undefined {

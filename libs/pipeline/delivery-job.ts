@@ -14,8 +14,8 @@ export const DEAD_LETTER_TOPIC = 'relay.dead';
 export const FRESH_DESTINATIONS_TOPIC = 'relay.fresh';
 
 /**
- * Its records are keyed by destination, so a slow new destination holds up only the new destinations
- * that share its partition; partitions are cheap next to one topic per destination.
+ * Its records are keyed by destination; the deliverer hands each destination's jobs over without
+ * waiting for their answers (apps/deliverer/fresh-destinations.ts), so partitions only spread the load.
  */
 export const FRESH_DESTINATIONS_PARTITIONS = 16;
 
