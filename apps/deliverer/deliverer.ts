@@ -2,7 +2,7 @@ import type { BatchOutcome, Broker, Consumer, RecordBatch } from '../../libs/bro
 import { createCircuitBreakers, type CircuitBreakersOptions, type CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import { RETRY_TIER_TOPICS } from '../../libs/delivery/retry-schedule.js';
 import { DEFAULT_CONNECTIONS_PER_ORIGIN, type HttpSender } from '../../libs/delivery/send-request.js';
-import { createDestinationRateLimiters } from '../../libs/delivery/token-bucket.js';
+import { createDestinationRateLimiters, createSharedRateLimiters, type SharedWindows } from '../../libs/delivery/token-bucket.js';
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { ConfigChange } from '../../libs/pipeline/config-change.js';
@@ -69,6 +69,11 @@ export interface DelivererOptions {
   subscriptionRefreshMs?: number;
   /** Told each change of a destination's breaker; the composition root publishes it on relay.config. */
   onCircuitChange?: (destinationId: string, state: CircuitState) => void;
+  /**
+   * Where every deliverer's requests to a rate-limited destination are counted (the store's windows),
+   * when several may share its partitions; without it the limit is this process's own.
+   */
+  sharedRateWindows?: SharedWindows;
 }
 
 export interface Deliverer {
@@ -114,7 +119,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   const { broker, metrics, logger } = options;
   const partitions = options.topicPartitions ?? 4;
   const lookup = createCachedLookup(options.lookup, { ttlMs: options.lookupCacheTtlMs, now });
-  const rateLimiters = createDestinationRateLimiters();
+  const rateLimiters = options.sharedRateWindows ? createSharedRateLimiters(options.sharedRateWindows) : createDestinationRateLimiters();
   const maxInFlightPerDestination = options.maxInFlightPerDestination ?? DEFAULT_CONNECTIONS_PER_ORIGIN;
   const maxInFlightPerSource = options.maxInFlightPerSource ?? maxInFlightPerDestination;
   // Checked here rather than at a source's first batch; places beyond the destination's could never be filled.

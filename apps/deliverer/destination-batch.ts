@@ -160,7 +160,7 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
       release();
       return STOP;
     }
-    const waitMs = deps.rateLimiters.take(target.id, target.rateLimitPerMinute, deps.now());
+    const waitMs = await deps.rateLimiters.take(target.id, target.rateLimitPerMinute, deps.now());
     if (waitMs > 0) {
       release();
       deps.holds.hold({ topic }, HOLD.rateLimited, waitMs);

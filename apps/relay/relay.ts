@@ -233,6 +233,8 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
         logger,
         jitter: config.retryJitter,
         maxInFlightPerSource: config.maxInFlightPerSource,
+        // Several deliverers share a destination's partitions on Kafka: its rate is counted in the store.
+        ...(config.kafkaBrokers ? { sharedRateWindows: createRateWindows(store.sql) } : {}),
         // Published, not awaited: a breaker's change must not wait on the broker (or fail a delivery).
         onCircuitChange: (destinationId, state) =>
           void publish(CONFIG_TOPIC, [encodeConfigChange({ kind: 'circuit', destinationId, state })]).catch((error: unknown) =>

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { createDestinationRateLimiters, createTokenBucket } from './token-bucket.js';
+import { createMemoryRateWindows } from '../store/memory-rate-windows.js';
+import { createDestinationRateLimiters, createSharedRateLimiters, createTokenBucket, sharedRateWindow } from './token-bucket.js';
 
 describe('createTokenBucket', () => {
   it('allows one second worth of requests at once, then says how long to wait for the next token', () => {
@@ -43,23 +44,72 @@ describe('createTokenBucket', () => {
 });
 
 describe('createDestinationRateLimiters', () => {
-  it('keeps one budget per destination', () => {
+  it('keeps one budget per destination', async () => {
     const limiters = createDestinationRateLimiters();
-    expect(limiters.take('dst_a', 60, 0)).to.equal(0);
-    expect(limiters.take('dst_a', 60, 0)).to.equal(1000);
-    expect(limiters.take('dst_b', 60, 0)).to.equal(0);
+    expect(await limiters.take('dst_a', 60, 0)).to.equal(0);
+    expect(await limiters.take('dst_a', 60, 0)).to.equal(1000);
+    expect(await limiters.take('dst_b', 60, 0)).to.equal(0);
   });
 
-  it('never waits for an unlimited destination', () => {
+  it('never waits for an unlimited destination', async () => {
     const limiters = createDestinationRateLimiters();
-    for (let i = 0; i < 100; i++) expect(limiters.take('dst_a', null, 0)).to.equal(0);
+    for (let i = 0; i < 100; i++) expect(await limiters.take('dst_a', null, 0)).to.equal(0);
   });
 
-  it('starts a new budget when the destination rate changes', () => {
+  it('starts a new budget when the destination rate changes', async () => {
     const limiters = createDestinationRateLimiters();
-    expect(limiters.take('dst_a', 1, 0)).to.equal(0);
-    expect(limiters.take('dst_a', 1, 0)).to.equal(60_000);
-    expect(limiters.take('dst_a', 600, 0)).to.equal(0);
-    expect(limiters.take('dst_a', 600, 0)).to.equal(0);
+    expect(await limiters.take('dst_a', 1, 0)).to.equal(0);
+    expect(await limiters.take('dst_a', 1, 0)).to.equal(60_000);
+    expect(await limiters.take('dst_a', 600, 0)).to.equal(0);
+    expect(await limiters.take('dst_a', 600, 0)).to.equal(0);
+  });
+});
+
+describe('createSharedRateLimiters', () => {
+  /**
+   * Deliverers drawing on one set of windows try to send every 10 ms for `minutes` (a clock of the
+   * test's own); returns the times of the requests each let through.
+   */
+  async function sendFlatOut(ratePerMinute: number, deliverers: number, minutes: number): Promise<number[]> {
+    const windows = createMemoryRateWindows();
+    const limiters = Array.from({ length: deliverers }, () => createSharedRateLimiters(windows));
+    const sent: number[] = [];
+    for (let now = 0; now < minutes * 60_000; now += 10) {
+      for (const limiter of limiters) if ((await limiter.take('dst_a', ratePerMinute, now)) === 0) sent.push(now);
+    }
+    return sent;
+  }
+
+  /** The most requests in any minute (a sliding window over the sorted times). */
+  function busiestMinute(times: readonly number[]): number {
+    let most = 0;
+    let first = 0;
+    for (let last = 0; last < times.length; last += 1) {
+      while (times[last]! - times[first]! >= 60_000) first += 1;
+      most = Math.max(most, last - first + 1);
+    }
+    return most;
+  }
+
+  for (const rate of [5, 15, 60, 1000]) {
+    it(`holds ${rate}/min within 10% (or one request) over any minute for three deliverers together`, async () => {
+      const sent = await sendFlatOut(rate, 3, 5);
+      expect(busiestMinute(sent)).to.be.at.most(Math.max(rate + 1, Math.floor(rate * 1.1)));
+      // And uses the rate: without the shared windows each deliverer alone would send it.
+      expect(sent.length).to.be.at.least(Math.floor(rate * 5 * 0.9));
+    });
+  }
+
+  it('lets one window through a tenth of a minute rate, or one request per window under 10 a minute', () => {
+    expect(sharedRateWindow(600)).to.deep.equal({ windowMs: 6000, perWindow: 60 });
+    expect(sharedRateWindow(15)).to.deep.equal({ windowMs: 4000, perWindow: 1 });
+    expect(sharedRateWindow(1)).to.deep.equal({ windowMs: 60_000, perWindow: 1 });
+  });
+
+  it('never counts an unlimited destination', async () => {
+    const counted: string[] = [];
+    const limiter = createSharedRateLimiters({ hit: async (bucket) => (counted.push(bucket), 1) });
+    expect(await limiter.take('dst_a', null, 0)).to.equal(0);
+    expect(counted).to.deep.equal([]);
   });
 });

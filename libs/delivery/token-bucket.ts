@@ -39,15 +39,15 @@ export function createTokenBucket({ ratePerMinute, burst }: TokenBucketOptions):
 
 export interface DestinationRateLimiters {
   /** As TokenBucket.take for the destination; always 0 for an unlimited (null) rate. */
-  take(destinationId: string, ratePerMinute: number | null, nowMs: number): number;
+  take(destinationId: string, ratePerMinute: number | null, nowMs: number): Promise<number>;
   forget(destinationId: string): void;
 }
 
-/** One bucket per destination, replaced when the destination's rate changes. */
+/** One bucket per destination, replaced when the destination's rate changes: the limit of one deliverer. */
 export function createDestinationRateLimiters(): DestinationRateLimiters {
   const buckets = new Map<string, TokenBucket>();
   return {
-    take(destinationId, ratePerMinute, nowMs) {
+    async take(destinationId, ratePerMinute, nowMs) {
       if (ratePerMinute === null) {
         buckets.delete(destinationId);
         return 0;
@@ -62,5 +62,40 @@ export function createDestinationRateLimiters(): DestinationRateLimiters {
     forget(destinationId) {
       buckets.delete(destinationId);
     },
+  };
+}
+
+/** What the shared limit counts requests with: the store's fixed windows (libs/store/rate-windows.ts). */
+export interface SharedWindows {
+  hit(bucket: string, windowMs: number, nowMs: number): Promise<number>;
+}
+
+/**
+ * The fixed window a shared rate is counted in: a tenth of a minute holding a tenth of the rate, or for
+ * rates under 10 a minute, one request per window. Any minute overlaps at most one window more than
+ * fits in it, so no minute gets more than the rate plus one window's share (10%, or one request).
+ */
+export function sharedRateWindow(ratePerMinute: number): { windowMs: number; perWindow: number } {
+  const perWindow = Math.max(1, Math.floor(ratePerMinute / 10));
+  return { windowMs: Math.round((60_000 * perWindow) / ratePerMinute), perWindow };
+}
+
+/**
+ * Every deliverer's requests to a destination drawn from one rate: each request passes the process's
+ * own bucket (which keeps it smooth) and is then counted in the destination's shared window; one past
+ * the window's share waits for the next window. Used when several deliverers may share a destination's
+ * partitions (Kafka), as the gateway's source limits are.
+ */
+export function createSharedRateLimiters(windows: SharedWindows): DestinationRateLimiters {
+  const local = createDestinationRateLimiters();
+  return {
+    async take(destinationId, ratePerMinute, nowMs) {
+      const localWaitMs = await local.take(destinationId, ratePerMinute, nowMs);
+      if (localWaitMs > 0 || ratePerMinute === null) return localWaitMs;
+      const { windowMs, perWindow } = sharedRateWindow(ratePerMinute);
+      const hits = await windows.hit(`d:${destinationId}`, windowMs, nowMs);
+      return hits <= perWindow ? 0 : windowMs - (nowMs % windowMs);
+    },
+    forget: local.forget,
   };
 }

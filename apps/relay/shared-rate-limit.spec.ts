@@ -1,0 +1,99 @@
+import { expect } from 'chai';
+import { partitionFor } from '../../libs/broker/partitioner.js';
+import type { Store } from '../../libs/store/store.js';
+import { apiClient } from '../../libs/testing/api-client.js';
+import { BACKEND_TARGETS, type BackendLocation } from '../../libs/testing/backend-targets.js';
+import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { waitFor } from '../../libs/testing/wait-for.js';
+import { sampleSum } from './exposition-samples.js';
+import { API_KEY, ENCRYPTION_KEY, openSharedStore } from './pipeline-fixture.js';
+import { printOutputOnFailure, startRelayProcess, type RelayProcess } from './relay-process.js';
+
+const kafkaPostgres = BACKEND_TARGETS.find((target) => target.name.includes('Kafka'))!;
+/** The destination's limit; 1 a second, so a minute of it is measured in a minute. */
+const RATE_PER_MINUTE = 60;
+/** More than two minutes' worth at the limit: the backlog outlasts the measured minute. */
+const WEBHOOKS = 160;
+/** A destination topic's partitions (the relay's default). */
+const PARTITIONS = 4;
+
+/** The most of `times` (ms) within any `spanMs`. */
+function busiest(times: readonly number[], spanMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  let first = 0;
+  for (let last = 0; last < sorted.length; last += 1) {
+    while (sorted[last]! - sorted[first]! >= spanMs) first += 1;
+    most = Math.max(most, last - first + 1);
+  }
+  return most;
+}
+
+describe(`a destination's rate limit across two deliverer processes [${kafkaPostgres.name}]`, function () {
+  this.timeout(240_000);
+  let location: BackendLocation | undefined;
+  let sink: HttpSink;
+  let store: Store;
+  const processes: RelayProcess[] = [];
+
+  before(async function () {
+    location = await kafkaPostgres.prepare(this);
+    sink = await startHttpSink();
+    const env = { ...location.env, RELAY_API_KEY: API_KEY, RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY };
+    // The `all` process first: it applies the migrations the second deliverer then finds done.
+    processes.push(await startRelayProcess('all', env));
+    processes.push(await startRelayProcess('deliverer', env));
+    store = await openSharedStore(env);
+  });
+
+  printOutputOnFailure(() => processes, 3000);
+
+  after(async function () {
+    await Promise.all(processes.map((member) => member.kill()));
+    await store?.close();
+    await sink?.close();
+    await location?.cleanup();
+  });
+
+  it(`sends no more than ${RATE_PER_MINUTE}/min + 10% in any minute, both deliverers sending`, async function () {
+    const [all, deliverer] = processes as [RelayProcess, RelayProcess];
+    const call = apiClient(all.url, API_KEY);
+    const destination = await call('POST', '/api/destinations', { body: { name: 'Limited', url: `${sink.url}/hooks`, rateLimitPerMinute: RATE_PER_MINUTE } });
+    expect(destination.status, destination.text).to.equal(201);
+    const destinationId = destination.body.id as string;
+    // Older than relay.fresh's window (2 min), so its jobs go to its own topic, whose partitions the
+    // two deliverers share: the case a per-process limit would let through twice.
+    await store.sql.run('UPDATE destinations SET created_at = created_at - 600000 WHERE id = ?', [destinationId]);
+    // Sources whose keys cover every partition of the destination's topic, so both deliverers have work.
+    const ingestPaths: string[] = [];
+    const covered = new Set<number>();
+    for (let n = 0; covered.size < PARTITIONS || ingestPaths.length < PARTITIONS; n += 1) {
+      const source = await call('POST', '/api/sources', { body: { name: `Shop ${n}`, slug: `shop-${n}`, provider: 'generic' } });
+      expect(source.status, source.text).to.equal(201);
+      const partition = partitionFor(source.body.id as string, PARTITIONS);
+      if (covered.has(partition)) continue;
+      covered.add(partition);
+      expect((await call('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId } })).status).to.equal(201);
+      ingestPaths.push(new URL(source.body.webhookUrl).pathname);
+    }
+    for (let n = 0; n < WEBHOOKS; n += 1) {
+      const response = await fetch(`${all.url}${ingestPaths[n % ingestPaths.length]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n }) });
+      expect(response.status).to.equal(200);
+      await response.arrayBuffer();
+    }
+    await sink.waitForRequests(1, 60_000);
+    const firstAt = sink.requests[0]!.receivedAt;
+    // A minute and a window more, measured from the first delivery.
+    await new Promise((resolve) => setTimeout(resolve, 66_000));
+    const times = sink.requests.map((request) => request.receivedAt).filter((at) => at - firstAt < 66_000);
+    const attemptsOf = async (member: RelayProcess) =>
+      sampleSum(await member.metrics(), 'relay_delivery_attempts_total', { destination: destinationId });
+    const [byAll, byDeliverer] = [await attemptsOf(all), await attemptsOf(deliverer)];
+    console.log(`      ${times.length} requests in ${Math.round((Math.max(...times) - firstAt) / 1000)} s, busiest minute ${busiest(times, 60_000)}; attempts by process: ${byAll} and ${byDeliverer}`);
+
+    expect(busiest(times, 60_000), 'requests in the busiest minute').to.be.at.most(Math.floor(RATE_PER_MINUTE * 1.1));
+    // It delivers at about the limit (rebalances aside), and from both processes.
+    expect(times.length).to.be.at.least(RATE_PER_MINUTE / 2);
+    await waitFor('both deliverers to have sent', async () => [await attemptsOf(all), await attemptsOf(deliverer)], ([a, b]) => a! > 0 && b! > 0, 10_000);
+  });
+});
