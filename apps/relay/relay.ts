@@ -137,6 +137,10 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
         maxWaitTimeInMs: config.kafkaMaxWaitMs,
         sessionTimeoutMs: config.kafkaSessionTimeoutMs,
         heartbeatIntervalMs: Math.floor(config.kafkaSessionTimeoutMs / 10),
+        onGroupJoin: ({ groupId, durationMs, partitions }) => {
+          metrics.consumerGroupJoins.observe({ group: groupId }, durationMs / 1000);
+          logger.info({ groupId, durationMs, partitions }, 'Joined consumer group');
+        },
       },
       // A raised enterprise payload limit must still fit in one record.
       embedded: { maxMessageBytes: Math.max(DEFAULT_MAX_MESSAGE_BYTES, largestPayloadBytes(limits)) },

@@ -30,6 +30,13 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean } = {}) {
       buckets: LATENCY_BUCKETS,
       registers,
     }),
+    consumerGroupJoins: new Histogram({
+      name: 'relay_consumer_group_join_seconds',
+      help: 'Time each join of a consumer group took (every rebalance on Kafka), per group',
+      labelNames: ['group'] as const,
+      buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers,
+    }),
     consumerLag: new Gauge({
       name: 'relay_consumer_lag',
       help: 'Records appended but not yet committed, per consumer group and topic',

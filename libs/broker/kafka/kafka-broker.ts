@@ -4,7 +4,7 @@ import { DEFAULT_ERROR_BACKOFF, type BackoffOptions } from '../backoff.js';
 import { BrokerUnavailableError } from '../errors.js';
 import { silentLogger } from '../silent-logger.js';
 import { KafkaAdmin } from './kafka-admin.js';
-import { KafkaConsumer, type KafkaConsumerSettings } from './kafka-consumer.js';
+import { KafkaConsumer, type GroupJoin, type KafkaConsumerSettings } from './kafka-consumer.js';
 import { kafkaLogCreator } from './kafka-logging.js';
 import { KafkaProducer } from './kafka-producer.js';
 
@@ -27,6 +27,8 @@ export interface KafkaBrokerOptions {
   maxRequestBytes?: number;
   /** Back-off before a failed batch is delivered again. */
   errorBackoff?: BackoffOptions;
+  /** Told of every join of a consumer group (each rebalance): how long the join took, and what was assigned. */
+  onGroupJoin?: (join: GroupJoin) => void;
 }
 
 /** Connects to the cluster (bounded by `connectTimeoutMs`) and returns a broker over it. */
@@ -88,6 +90,7 @@ class KafkaBroker implements Broker {
       sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
       rebalanceTimeoutMs: options.rebalanceTimeoutMs ?? 60_000,
       errorBackoff: options.errorBackoff ?? DEFAULT_ERROR_BACKOFF,
+      onGroupJoin: options.onGroupJoin,
     };
   }
 

@@ -11,6 +11,15 @@ export interface KafkaConsumerSettings {
   sessionTimeoutMs: number;
   rebalanceTimeoutMs: number;
   errorBackoff: BackoffOptions;
+  onGroupJoin?: (join: GroupJoin) => void;
+}
+
+/** One join of a consumer group, as kafkajs instruments it. */
+export interface GroupJoin {
+  groupId: string;
+  durationMs: number;
+  /** Partitions assigned to this member by the join. */
+  partitions: number;
 }
 
 export interface KafkaConsumerHost {
@@ -133,6 +142,8 @@ export class KafkaConsumer implements Consumer {
         .map(([topic, partitions]) => ({ topic, partitions: [...partitions].sort((a, b) => a - b) }))
         .filter((entry) => entry.partitions.length > 0);
       this.syncPauses(client);
+      const partitions = this.assigned.reduce((sum, entry) => sum + entry.partitions.length, 0);
+      this.host.settings.onGroupJoin?.({ groupId: this.options.groupId, durationMs: payload.duration, partitions });
     });
     client.on(client.events.CRASH, ({ payload }) => {
       if (payload.restart) return;
