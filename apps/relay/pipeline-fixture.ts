@@ -1,6 +1,10 @@
 import { expect } from 'chai';
+import type { Role } from '../../libs/config/config.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { openStore, type Store } from '../../libs/store/store.js';
+import type { BackendTarget } from '../../libs/testing/backend-targets.js';
+import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { printOutputOnFailure, startRelayProcess, type RelayProcess } from './relay-process.js';
 
 /** Shared by the process-level suites: set up a source -> destination route and watch deliveries settle. */
 
@@ -54,4 +58,45 @@ export async function deliveryStatusCounts(store: Store, destinationId: string):
     [destinationId],
   );
   return Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]));
+}
+
+/** What a suite of relay processes gets from `useRelayProcesses`, once its `before` ran. */
+export interface RelayProcesses {
+  sink: HttpSink;
+  /** The store the processes share, opened by the test once `setup` has started them (not in `setup`). */
+  store: Store;
+  processes: RelayProcess[];
+  /** Starts a process of `role` on the suite's backend; it is killed after the suite. */
+  start(role: Role): Promise<RelayProcess>;
+}
+
+/**
+ * The before/after of a suite running relay processes on `target`: its backend, an HTTP sink, the shared
+ * store; `setup` starts the processes (the first one it starts applies the migrations) and prepares what
+ * the tests share. Processes' output is printed when a test fails.
+ */
+export function useRelayProcesses(target: BackendTarget, settings: Record<string, string>, setup: (suite: RelayProcesses) => Promise<void>): RelayProcesses {
+  const suite = { processes: [] as RelayProcess[] } as RelayProcesses;
+  let cleanup: (() => Promise<void>) | undefined;
+  before(async function () {
+    const location = await target.prepare(this);
+    cleanup = location.cleanup;
+    const env = { ...location.env, RELAY_API_KEY: API_KEY, RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY, ...settings };
+    suite.sink = await startHttpSink();
+    suite.start = async (role) => {
+      const member = await startRelayProcess(role, env);
+      suite.processes.push(member);
+      return member;
+    };
+    await setup(suite);
+    suite.store = await openSharedStore(env);
+  });
+  printOutputOnFailure(() => suite.processes, 3000);
+  after(async function () {
+    await Promise.all(suite.processes.map((member) => member.kill()));
+    await suite.store?.close();
+    await suite.sink?.close();
+    await cleanup?.();
+  });
+  return suite;
 }

@@ -1,53 +1,30 @@
 import { expect } from 'chai';
 import type { Role } from '../../libs/config/config.js';
 import { searchIndexLag } from '../../libs/store/search-index.js';
-import type { Store } from '../../libs/store/store.js';
-import { BACKEND_TARGETS, type BackendLocation } from '../../libs/testing/backend-targets.js';
+import { BACKEND_TARGETS } from '../../libs/testing/backend-targets.js';
 import { apiClient } from '../../libs/testing/api-client.js';
-import { hang, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { hang, startHttpSink } from '../../libs/testing/http-sink.js';
 import { sampleSum } from './exposition-samples.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
-import {
-  API_KEY,
-  configurePipeline,
-  deliveryStatusCounts,
-  ENCRYPTION_KEY,
-  openSharedStore,
-  postWebhook,
-  type Pipeline,
-} from './pipeline-fixture.js';
-import { printOutputOnFailure, startRelayProcess, type RelayProcess } from './relay-process.js';
+import { API_KEY, configurePipeline, deliveryStatusCounts, postWebhook, useRelayProcesses, type Pipeline } from './pipeline-fixture.js';
+import type { RelayProcess } from './relay-process.js';
 
 const WEBHOOKS = 12;
 const kafkaPostgres = BACKEND_TARGETS.find((target) => target.name.includes('Kafka'))!;
 
 describe(`relay roles as separate processes [${kafkaPostgres.name}]`, function () {
   this.timeout(180_000);
-  let location: BackendLocation | undefined;
-  let sink: HttpSink;
-  let store: Store;
-  const processes: RelayProcess[] = [];
   let api: RelayProcess;
   let gateways: RelayProcess[];
   let byRole: (role: Role) => RelayProcess[];
   let pipeline: Pipeline;
   let acknowledged: string[];
-
-  before(async function () {
-    location = await kafkaPostgres.prepare(this);
-    sink = await startHttpSink();
-    const env = { ...location.env, RELAY_API_KEY: API_KEY, RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY, RELAY_RETRY_JITTER: '0' };
-    const start = async (role: Role) => {
-      const member = await startRelayProcess(role, env);
-      processes.push(member);
-      return member;
-    };
-    // The api process first: it applies the migrations the others then find done.
+  // The api process first: it applies the migrations the others then find done.
+  const suite = useRelayProcesses(kafkaPostgres, { RELAY_RETRY_JITTER: '0' }, async ({ start, processes, sink }) => {
     api = await start('api');
     await Promise.all((['gateway', 'gateway', 'router', 'deliverer', 'recorder'] as const).map(start));
     byRole = (role) => processes.filter((member) => member.role === role);
     gateways = byRole('gateway');
-    store = await openSharedStore(env);
     pipeline = await configurePipeline(api.url, `${sink.url}/hooks`);
     // Alternate between the two gateways, as a load balancer would.
     const answers = await Promise.all(
@@ -56,17 +33,8 @@ describe(`relay roles as separate processes [${kafkaPostgres.name}]`, function (
     acknowledged = answers.filter((id): id is string => id !== undefined);
   });
 
-  printOutputOnFailure(() => processes, 3000);
-
-  after(async function () {
-    await Promise.all(processes.map((member) => member.kill()));
-    await store?.close();
-    await sink?.close();
-    await location?.cleanup();
-  });
-
   it('serves /healthz and /readyz on every process', async function () {
-    for (const member of processes) {
+    for (const member of suite.processes) {
       for (const probe of ['/healthz', '/readyz']) {
         expect((await fetch(`${member.url}${probe}`)).status, `${member.role} ${probe}`).to.equal(200);
       }
@@ -84,10 +52,10 @@ describe(`relay roles as separate processes [${kafkaPostgres.name}]`, function (
   });
 
   it('delivers every acknowledged webhook to the destination once', async function () {
-    await sink.waitForRequests(WEBHOOKS, 30_000);
-    const delivered = sink.requests.map((request) => request.headers['x-relay-event-id']);
+    await suite.sink.waitForRequests(WEBHOOKS, 30_000);
+    const delivered = suite.sink.requests.map((request) => request.headers['x-relay-event-id']);
     expect([...delivered].sort()).to.deep.equal([...acknowledged].sort());
-    expect(sink.requests.map((request) => JSON.parse(request.body.toString()).order).sort((a, b) => a - b)).to.deep.equal(
+    expect(suite.sink.requests.map((request) => JSON.parse(request.body.toString()).order).sort((a, b) => a - b)).to.deep.equal(
       Array.from({ length: WEBHOOKS }, (_, n) => n),
     );
   });
@@ -114,7 +82,7 @@ describe(`relay roles as separate processes [${kafkaPostgres.name}]`, function (
   it('has the recorder process mark every delivery delivered in the store', async function () {
     const counts = await waitFor(
       'every delivery to be recorded as delivered',
-      () => deliveryStatusCounts(store, pipeline.destinationId),
+      () => deliveryStatusCounts(suite.store, pipeline.destinationId),
       (statuses) => statuses.delivered === WEBHOOKS,
     );
     expect(counts).to.deep.equal({ delivered: WEBHOOKS });
@@ -123,7 +91,7 @@ describe(`relay roles as separate processes [${kafkaPostgres.name}]`, function (
   it('has the router process (the only one indexing) index every stored event for search, report its lag, and the api find them', async function () {
     await waitFor(
       'every event stored and indexed for search',
-      async () => ({ stored: (await store.sql.all('SELECT id FROM events')).length, unindexed: await searchIndexLag(store.sql) }),
+      async () => ({ stored: (await suite.store.sql.all('SELECT id FROM events')).length, unindexed: await searchIndexLag(suite.store.sql) }),
       (index) => index.stored === WEBHOOKS && index.unindexed === 0,
     );
     const [router] = byRole('router');

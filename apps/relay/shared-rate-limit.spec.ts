@@ -1,13 +1,11 @@
 import { expect } from 'chai';
 import { partitionFor } from '../../libs/broker/partitioner.js';
-import type { Store } from '../../libs/store/store.js';
 import { apiClient } from '../../libs/testing/api-client.js';
-import { BACKEND_TARGETS, type BackendLocation } from '../../libs/testing/backend-targets.js';
-import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { BACKEND_TARGETS } from '../../libs/testing/backend-targets.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
 import { sampleSum } from './exposition-samples.js';
-import { API_KEY, ENCRYPTION_KEY, openSharedStore } from './pipeline-fixture.js';
-import { printOutputOnFailure, startRelayProcess, type RelayProcess } from './relay-process.js';
+import { API_KEY, useRelayProcesses } from './pipeline-fixture.js';
+import type { RelayProcess } from './relay-process.js';
 
 const kafkaPostgres = BACKEND_TARGETS.find((target) => target.name.includes('Kafka'))!;
 /** The destination's limit; 1 a second, so a minute of it is measured in a minute. */
@@ -31,32 +29,15 @@ function busiest(times: readonly number[], spanMs: number): number {
 
 describe(`a destination's rate limit across two deliverer processes [${kafkaPostgres.name}]`, function () {
   this.timeout(240_000);
-  let location: BackendLocation | undefined;
-  let sink: HttpSink;
-  let store: Store;
-  const processes: RelayProcess[] = [];
-
-  before(async function () {
-    location = await kafkaPostgres.prepare(this);
-    sink = await startHttpSink();
-    const env = { ...location.env, RELAY_API_KEY: API_KEY, RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY };
-    // The `all` process first: it applies the migrations the second deliverer then finds done.
-    processes.push(await startRelayProcess('all', env));
-    processes.push(await startRelayProcess('deliverer', env));
-    store = await openSharedStore(env);
-  });
-
-  printOutputOnFailure(() => processes, 3000);
-
-  after(async function () {
-    await Promise.all(processes.map((member) => member.kill()));
-    await store?.close();
-    await sink?.close();
-    await location?.cleanup();
+  // The `all` process first: it applies the migrations the second deliverer then finds done.
+  const suite = useRelayProcesses(kafkaPostgres, {}, async ({ start }) => {
+    await start('all');
+    await start('deliverer');
   });
 
   it(`sends no more than ${RATE_PER_MINUTE}/min + 10% in any minute, both deliverers sending`, async function () {
-    const [all, deliverer] = processes as [RelayProcess, RelayProcess];
+    const { sink, store } = suite;
+    const [all, deliverer] = suite.processes as [RelayProcess, RelayProcess];
     const call = apiClient(all.url, API_KEY);
     const destination = await call('POST', '/api/destinations', { body: { name: 'Limited', url: `${sink.url}/hooks`, rateLimitPerMinute: RATE_PER_MINUTE } });
     expect(destination.status, destination.text).to.equal(201);
