@@ -49,6 +49,8 @@ export interface RelayProcessOptions {
   compiled?: boolean;
   /** Node options of the relay process, e.g. `--cpu-prof`. */
   execArgv?: string[];
+  /** How long it may take to listen (default 60 s; a Kafka relay with many destinations joins groups for longer). */
+  startTimeoutMs?: number;
 }
 
 export async function startRelayProcess(role: Role, env: Record<string, string>, options: RelayProcessOptions = {}): Promise<RelayProcess> {
@@ -77,7 +79,7 @@ export async function startRelayProcess(role: Role, env: Record<string, string>,
 
   let url: string;
   try {
-    url = await listeningUrl(child, exited, () => output);
+    url = await listeningUrl(child, exited, () => output, options.startTimeoutMs ?? START_TIMEOUT_MS);
   } catch (error) {
     child.kill('SIGKILL');
     await exited;
@@ -106,10 +108,10 @@ export async function startRelayProcess(role: Role, env: Record<string, string>,
 }
 
 /** The URL from main.ts's "relay listening" log line (PORT 0 picks a free port). */
-function listeningUrl(child: ChildProcess, exited: Promise<ProcessExit>, output: () => string): Promise<string> {
+function listeningUrl(child: ChildProcess, exited: Promise<ProcessExit>, output: () => string, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let pending = '';
-    const timer = setTimeout(() => fail(`no "relay listening" line within ${START_TIMEOUT_MS} ms`), START_TIMEOUT_MS);
+    const timer = setTimeout(() => fail(`no "relay listening" line within ${timeoutMs} ms`), timeoutMs);
     const fail = (reason: string) => {
       clearTimeout(timer);
       child.stdout!.off('data', onData);

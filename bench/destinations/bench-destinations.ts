@@ -17,7 +17,7 @@
  *    made), one webhook per destination again, timed from its ingest: each destination's own topic.
  * 3. Restart: SIGTERM, start again on the same log and store; the time until it listens, until the
  *    consumer groups have joined, and one webhook per destination timed from its ingest.
- * Each phase prints the relay's RSS, and the consumer group joins (`relay_consumer_group_join_seconds`):
+ * Each phase prints the relay's RSS, its CPU use while idle (10 s with no webhook: the fetch loops), and the consumer group joins (`relay_consumer_group_join_seconds`):
  * how many, and their mean duration, per group. A bare `node:http` line is not needed here: nothing is
  * compared with a throughput; the timings are the relay's own waits (rebalances, fetch waits).
  */
@@ -40,6 +40,7 @@ const ENCRYPTION_KEY = Buffer.alloc(32, 5).toString('base64');
 /** relay.fresh's window (FRESH_DESTINATION_MS) and a margin. */
 const PAST_FRESH_MS = 125_000;
 const DELIVERY_TIMEOUT_MS = 300_000;
+const IDLE_SAMPLE_MS = 10_000;
 
 const { values: args } = parseArgs({
   options: {
@@ -83,6 +84,13 @@ async function describeJoins(relay: RelayProcess, before = new Map<string, { cou
   return parts.join('; ') || 'none';
 }
 
+/** The relay's CPU use over 10 s with no webhook coming in: the cost of its consumers' fetch loops. */
+async function idleCpu(relay: RelayProcess): Promise<string> {
+  const before = processUsage([relay.pid]).cpuMs;
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SAMPLE_MS));
+  return `${((100 * (processUsage([relay.pid]).cpuMs - before)) / IDLE_SAMPLE_MS).toFixed(0)}% of a core`;
+}
+
 /** Resolves with when the first request for each path arrived (ms since the epoch). */
 async function firstArrivals(sink: HttpSink, paths: string[], since: number): Promise<Map<string, number>> {
   const wanted = new Set(paths);
@@ -117,7 +125,6 @@ try {
     RELAY_DEFAULT_PLAN: 'enterprise',
     KAFKA_BROKERS: kafka.brokers.join(','),
     KAFKA_MAX_WAIT_MS: '100',
-    LOG_LEVEL: 'warn',
     ...extraEnv,
   };
   if (!args.sqlite) {
@@ -127,12 +134,12 @@ try {
   }
   const start = async () => {
     const startedAt = Date.now();
-    const member = await startRelayProcess('all', env, { compiled: true });
+    const member = await startRelayProcess('all', env, { compiled: true, startTimeoutMs: DELIVERY_TIMEOUT_MS });
     return { member, listeningMs: Date.now() - startedAt };
   };
   const first = await start();
   relay = first.member;
-  console.log(`start, no destinations: listening after ${seconds(first.listeningMs)}; RSS ${mb(processUsage([relay.pid]).rssBytes)}`);
+  console.log(`start, no destinations: listening after ${seconds(first.listeningMs)}; RSS ${mb(processUsage([relay.pid]).rssBytes)}; idle CPU ${await idleCpu(relay)}`);
 
   const api = apiClient(relay.url, API_KEY);
   const created = async (resource: string, body: object) => {
@@ -145,8 +152,9 @@ try {
     const source = await created('/api/sources', { name: `Source ${n}`, slug: `source-${n}`, provider: 'generic' });
     sources.push({ id: source.id, ingestPath: new URL(source.webhookUrl).pathname });
   }
-  const post = async (n: number) => {
-    const response = await fetch(`${relay!.url}${sources[n % sourceCount]!.ingestPath}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ d: n }) });
+  // The phase makes each body new: the same body again would be answered as a duplicate.
+  const post = async (n: number, phase: number) => {
+    const response = await fetch(`${relay!.url}${sources[n % sourceCount]!.ingestPath}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ d: n, phase }) });
     await response.arrayBuffer();
     if (response.status !== 200) throw new Error(`ingest answered ${response.status}`);
   };
@@ -159,7 +167,7 @@ try {
     const destination = await created('/api/destinations', { name: `Destination ${n}`, url: `${sink.url}/d/${n}` });
     await created('/api/routes', { sourceId: sources[n % sourceCount]!.id, destinationId: destination.id, filter: { body: { d: n } } });
     createdAt.set(paths[n]!, Date.now());
-    await post(n);
+    await post(n, 1);
   }
   const lastCreatedAt = Date.now();
   const creationArrivals = await firstArrivals(sink, paths, creationStartedAt);
@@ -174,11 +182,11 @@ try {
   const joinsBefore = await groupJoins(relay);
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastCreatedAt + PAST_FRESH_MS - Date.now())));
   const steadyFrom = Date.now();
-  for (let n = 0; n < destinationCount; n += 1) await post(n);
+  for (let n = 0; n < destinationCount; n += 1) await post(n, 2);
   const steadyArrivals = await firstArrivals(sink, paths, steadyFrom);
   console.log(
     `2. past relay.fresh's window: ${destinationCount} webhooks (one per destination) posted in ${seconds(Date.now() - steadyFrom)}, all delivered ${steadyArrivals.size === destinationCount ? `${seconds(Math.max(...steadyArrivals.values()) - steadyFrom)} after the first post` : `NOT: ${destinationCount - steadyArrivals.size} missing`}; ` +
-      `RSS ${mb(processUsage([relay.pid]).rssBytes)}; group joins since phase 1 ${await describeJoins(relay, joinsBefore)}`,
+      `RSS ${mb(processUsage([relay.pid]).rssBytes)}; group joins since phase 1 ${await describeJoins(relay, joinsBefore)}; idle CPU ${await idleCpu(relay)}`,
   );
 
   // 3. Restart with every destination.
@@ -187,7 +195,7 @@ try {
   const second = await start();
   relay = second.member;
   const restartedFrom = Date.now();
-  for (let n = 0; n < destinationCount; n += 1) await post(n);
+  for (let n = 0; n < destinationCount; n += 1) await post(n, 3);
   const restartArrivals = await firstArrivals(sink, paths, restartedFrom);
   console.log(
     `3. restart with ${destinationCount} destinations: listening after ${seconds(second.listeningMs)}; one webhook per destination, all delivered ` +
