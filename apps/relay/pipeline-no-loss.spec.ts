@@ -2,12 +2,13 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import { dedupKeys } from '../../libs/dedup/dedup-keys.js';
 import { newId } from '../../libs/ids/ids.js';
-import { FRESH_DESTINATIONS_TOPIC } from '../../libs/pipeline/delivery-job.js';
+import { destinationTopic, FRESH_DESTINATIONS_TOPIC } from '../../libs/pipeline/delivery-job.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
 import type { Store } from '../../libs/store/store.js';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { unusedLoopbackPort } from '../../libs/testing/free-port.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { DELIVERER_GROUP } from '../deliverer/deliverer.js';
 import { FRESH_GROUP } from '../deliverer/fresh-destinations.js';
 import { ROUTER_GROUP } from '../router/router-consumer.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
@@ -222,9 +223,11 @@ describeEachBackend('a duplicate answer keeps the 200 promise', (target) => {
     expect(await suite.harness.relay.dedup!.claim(source.body.id, keys, lostEventId, Date.now())).to.equal(null);
     const ingest = () => suite.harness.api('POST', '/ingest/default/lost', { key: null, rawBody: body, headers: { 'content-type': 'application/json' } });
     const admin = suite.harness.relay.broker.admin();
-    // The destination was made just now, so the router publishes its jobs to relay.fresh (shared with the
-    // earlier tests' destinations); what its own topic gets is the deliverer's hand-over copy of each.
-    const jobsPublished = async () => (await admin.lag(FRESH_GROUP, [FRESH_DESTINATIONS_TOPIC])).reduce((sum, partition) => sum + Number(partition.end), 0);
+    // Where the router publishes a new destination's jobs: on Kafka relay.fresh (shared with the earlier
+    // tests' destinations; the destination's own topic gets the deliverer's hand-over copy of each), on
+    // the embedded log the destination's own topic.
+    const [group, topic] = target.name.includes('Kafka') ? [FRESH_GROUP, FRESH_DESTINATIONS_TOPIC] : [DELIVERER_GROUP, destinationTopic(destination.body.id)];
+    const jobsPublished = async () => (await admin.lag(group, [topic])).reduce((sum, partition) => sum + Number(partition.end), 0);
     const jobsBefore = await jobsPublished();
 
     const retry = await ingest();

@@ -261,6 +261,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
         now: Date.now,
         secrets,
         deadLetters,
+        freshDestinations: Boolean(config.kafkaBrokers),
       });
       await router.start();
       closers.push(() => router.stop());

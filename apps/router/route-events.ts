@@ -20,6 +20,11 @@ export interface RouterDeps {
   /** Seals the payloads of sources with `encryptFields`, and of events whose record could not be handled. */
   secrets: SecretBox;
   deadLetters: DeadLetters;
+  /**
+   * New destinations' jobs go through relay.fresh (Kafka: a deliverer takes a new topic in only by a
+   * rebalance). Off on the embedded log, whose deliverer subscribes to a new topic at once.
+   */
+  freshDestinations?: boolean;
 }
 
 interface PlannedDelivery {
@@ -175,7 +180,9 @@ async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<
   });
   // A redelivered record's deliveries come from the store: a destination no longer routed gets its own
   // topic. So does an ordered one: a job relay.fresh moves back to its own topic could be overtaken.
-  const createdAt = new Map(targets.flat().filter((target) => !target.destinationOrdered).map((target) => [target.destinationId, target.destinationCreatedAt]));
+  const createdAt = new Map(
+    deps.freshDestinations ? targets.flat().filter((target) => !target.destinationOrdered).map((target) => [target.destinationId, target.destinationCreatedAt]) : [],
+  );
   const byTopic = new Map<string, OutgoingMessage[]>();
   for (const { meta, body, deliveries } of routed) {
     for (const delivery of deliveries) {
