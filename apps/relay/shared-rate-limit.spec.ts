@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { partitionFor } from '../../libs/broker/partitioner.js';
+import { busiestSpan } from '../../libs/stats/busiest-span.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { BACKEND_TARGETS } from '../../libs/testing/backend-targets.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
@@ -14,18 +15,6 @@ const RATE_PER_MINUTE = 60;
 const WEBHOOKS = 160;
 /** A destination topic's partitions (the relay's default). */
 const PARTITIONS = 4;
-
-/** The most of `times` (ms) within any `spanMs`. */
-function busiest(times: readonly number[], spanMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  let first = 0;
-  for (let last = 0; last < sorted.length; last += 1) {
-    while (sorted[last]! - sorted[first]! >= spanMs) first += 1;
-    most = Math.max(most, last - first + 1);
-  }
-  return most;
-}
 
 describe(`a destination's rate limit across two deliverer processes [${kafkaPostgres.name}]`, function () {
   this.timeout(240_000);
@@ -70,9 +59,9 @@ describe(`a destination's rate limit across two deliverer processes [${kafkaPost
     const attemptsOf = async (member: RelayProcess) =>
       sampleSum(await member.metrics(), 'relay_delivery_attempts_total', { destination: destinationId });
     const [byAll, byDeliverer] = [await attemptsOf(all), await attemptsOf(deliverer)];
-    console.log(`      ${times.length} requests in ${Math.round((Math.max(...times) - firstAt) / 1000)} s, busiest minute ${busiest(times, 60_000)}; attempts by process: ${byAll} and ${byDeliverer}`);
+    console.log(`      ${times.length} requests in ${Math.round((Math.max(...times) - firstAt) / 1000)} s, busiest minute ${busiestSpan(times, 60_000)}; attempts by process: ${byAll} and ${byDeliverer}`);
 
-    expect(busiest(times, 60_000), 'requests in the busiest minute').to.be.at.most(Math.floor(RATE_PER_MINUTE * 1.1));
+    expect(busiestSpan(times, 60_000), 'requests in the busiest minute').to.be.at.most(Math.floor(RATE_PER_MINUTE * 1.1));
     // It delivers at about the limit (rebalances aside), and from both processes.
     expect(times.length).to.be.at.least(RATE_PER_MINUTE / 2);
     await waitFor('both deliverers to have sent', async () => [await attemptsOf(all), await attemptsOf(deliverer)], ([a, b]) => a! > 0 && b! > 0, 10_000);
