@@ -8,12 +8,26 @@ import { createTestDatabase, postgresUnavailableReason } from '../libs/testing/p
 
 export type StoreKind = 'sqlite' | 'postgres';
 
+export interface StoreReuse {
+  /** An existing data directory (SQLite) to run on and leave in place, instead of a fresh one. */
+  sqliteDataDir?: string;
+  /** An existing database (PostgreSQL) to run on and leave in place, instead of a fresh one. */
+  postgresUrl?: string;
+  /** Leave the fresh stores in place after the run (printed), so a later run can reuse them. */
+  keep?: boolean;
+}
+
 /**
- * For each store named in `list` (`sqlite,postgres`), in turn: a fresh relay (`env` on top of a temp
- * data dir and, for PostgreSQL, a fresh database) for `bench`, closed and removed after it. PostgreSQL
- * is skipped, with why, when it cannot be reached.
+ * For each store named in `list` (`sqlite,postgres`), in turn: a relay (`env` on top of a temp data dir
+ * and, for PostgreSQL, a fresh database, or the stores `reuse` names) for `bench`, closed after it; fresh
+ * stores are removed unless `reuse.keep`. PostgreSQL is skipped, with why, when it cannot be reached.
  */
-export async function forEachStoreRelay(list: string, env: Record<string, string>, bench: (relay: RunningRelay, store: StoreKind) => Promise<void>): Promise<void> {
+export async function forEachStoreRelay(
+  list: string,
+  env: Record<string, string>,
+  bench: (relay: RunningRelay, store: StoreKind) => Promise<void>,
+  reuse: StoreReuse = {},
+): Promise<void> {
   for (const store of list.split(',') as StoreKind[]) {
     if (store === 'postgres') {
       const reason = await postgresUnavailableReason();
@@ -22,16 +36,21 @@ export async function forEachStoreRelay(list: string, env: Record<string, string
         continue;
       }
     }
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-bench-'));
-    const database = store === 'postgres' ? await createTestDatabase() : undefined;
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: dataDir, DATABASE_URL: database?.url, ...env });
+    const dataDir = (store === 'sqlite' && reuse.sqliteDataDir) || fs.mkdtempSync(path.join(os.tmpdir(), 'relay-bench-'));
+    const database = store === 'postgres' && !reuse.postgresUrl ? await createTestDatabase() : undefined;
+    const databaseUrl = store === 'postgres' ? (reuse.postgresUrl ?? database!.url) : undefined;
+    const fresh = { dataDir: dataDir !== reuse.sqliteDataDir, database: database !== undefined };
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, ...env });
     const relay = await startRelay(config, { logger: createLogger({ level: 'silent' }) });
     try {
       await bench(relay, store);
     } finally {
       await relay.close();
-      await database?.drop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (reuse.keep) console.log(`[${store}] kept: ${store === 'postgres' ? `--postgres-url ${databaseUrl}` : `--sqlite-data-dir ${dataDir}`}`);
+      else {
+        if (fresh.database) await database!.drop();
+        if (fresh.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+      }
     }
   }
 }

@@ -7,7 +7,12 @@
  * A query whose warm-up takes over 500 ms per request is measured 20 times only.
  *
  * Run: node --import tsx bench/api/bench-api.ts [--events 1000000] [--stores sqlite,postgres] [--iterations 200]
+ *   [--queries all|lists] [--keep] [--sqlite-data-dir DIR] [--postgres-url URL]
  * PostgreSQL: a fresh database on TEST_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres), dropped after.
+ * `--queries lists` leaves out the searches (the 10,000,000-event target covers the lists only). `--keep`
+ * leaves the seeded stores in place and prints how to name them; `--sqlite-data-dir`/`--postgres-url` run
+ * on such a store without seeding it again, so seeding (minutes) and measuring (on a quiet machine) can be
+ * apart. On PostgreSQL the rows are generated inside the database (seed-events.ts).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,9 +30,13 @@ const { values: args } = parseArgs({
     events: { type: 'string', default: '1000000' },
     stores: { type: 'string', default: 'sqlite,postgres' },
     iterations: { type: 'string', default: '200' },
+    queries: { type: 'string', default: 'all' },
+    keep: { type: 'boolean', default: false },
+    'sqlite-data-dir': { type: 'string' },
+    'postgres-url': { type: 'string' },
   },
 });
-const EVENTS = Number(args.events);
+let EVENTS = Number(args.events);
 const ITERATIONS = Number(args.iterations);
 /** Iterations of a query whose warm-up shows it takes seconds: enough for a p50, and the run still ends. */
 const SLOW_ITERATIONS = 20;
@@ -90,6 +99,11 @@ async function measureBaseline(): Promise<Figures> {
 
 /** The queries: the list's own, and what the console sends (status alone, time windows, a search with each). */
 function queries(sourceIds: string[], endMs: number): string[] {
+  const all = everyQuery(sourceIds, endMs);
+  return args.queries === 'lists' ? all.filter((query) => !query.includes('search=')) : all;
+}
+
+function everyQuery(sourceIds: string[], endMs: number): string[] {
   const filtered = `sourceId=${sourceIds[3]}&status=delivered`;
   const broad = 'search=order.created';
   const rare = (n: number) => `search=${encodeURIComponent(customerEmail(n))}`;
@@ -116,7 +130,8 @@ function queries(sourceIds: string[], endMs: number): string[] {
   ];
 }
 
-async function benchStore(relay: RunningRelay, store: StoreKind): Promise<void> {
+/** The bench's sources, made through the API. */
+async function createSources(relay: RunningRelay): Promise<string[]> {
   const sourceIds: string[] = [];
   for (let i = 0; i < SOURCES; i += 1) {
     const response = await request(`${relay.url}/api/sources`, {
@@ -126,9 +141,26 @@ async function benchStore(relay: RunningRelay, store: StoreKind): Promise<void> 
     });
     sourceIds.push(((await response.body.json()) as { id: string }).id);
   }
+  return sourceIds;
+}
+
+/** Seeds a fresh store; on a store an earlier `--keep` run seeded, reads back its sources, size and end instead. */
+async function seedOrReuse(relay: RunningRelay, store: StoreKind): Promise<{ sourceIds: string[]; endMs: number }> {
+  const sql = relay.store.sql;
+  const [stored] = await sql.all<{ n: number | string; newest: number | string | null }>('SELECT COUNT(*) AS n, MAX(created_at) AS newest FROM events');
+  if (Number(stored?.n ?? 0) > 0) {
+    EVENTS = Number(stored!.n);
+    console.log(`[${store}] reusing ${EVENTS.toLocaleString('en')} stored events`);
+    if (args.queries !== 'lists') await indexAllPending(sql);
+    // In the order they were made (source-0, source-1, ...): the queries pick sources by position.
+    const sources = await sql.all<{ id: string; slug: string }>('SELECT id, slug FROM sources');
+    sources.sort((a, b) => Number(a.slug.split('-')[1]) - Number(b.slug.split('-')[1]));
+    return { sourceIds: sources.map((source) => source.id), endMs: Number(stored!.newest) + STEP_MS };
+  }
+  const sourceIds = await createSources(relay);
   const loadStart = performance.now();
   const endMs = Date.now();
-  await seedEvents(relay.store.sql, {
+  await seedEvents(sql, {
     orgId: relay.bootstrap.org.id,
     sourceIds,
     count: EVENTS,
@@ -137,10 +169,15 @@ async function benchStore(relay: RunningRelay, store: StoreKind): Promise<void> 
     progress: (done) => process.stdout.write(`\r[${store}] inserted ${done.toLocaleString('en')} / ${EVENTS.toLocaleString('en')} events`),
   });
   // The router's search indexer keeps up with live ingest; a bulk seed is indexed here before measuring.
-  await indexAllPending(relay.store.sql);
+  if (args.queries !== 'lists') await indexAllPending(sql);
   // What autovacuum (PostgreSQL) and `PRAGMA optimize` (SQLite) keep up to date on a running system.
-  await relay.store.sql.run(store === 'postgres' ? 'VACUUM ANALYZE' : 'ANALYZE');
+  await sql.run(store === 'postgres' ? 'VACUUM ANALYZE' : 'ANALYZE');
   console.log(`\n[${store}] loaded in ${((performance.now() - loadStart) / 1000).toFixed(1)} s`);
+  return { sourceIds, endMs };
+}
+
+async function benchStore(relay: RunningRelay, store: StoreKind): Promise<void> {
+  const { sourceIds, endMs } = await seedOrReuse(relay, store);
   const figures = [baseline];
   for (const query of queries(sourceIds, endMs)) figures.push(await measure(`${relay.url}/api/events${query}`, query));
   console.log(`[${store}] ${EVENTS.toLocaleString('en')} events, pageSize 20, requests one at a time (measured under whatever load the machine has)`);
@@ -161,5 +198,6 @@ await forEachStoreRelay(
   args.stores,
   { RELAY_ROLE: 'api', RELAY_API_KEY: API_KEY, RELAY_ORG: 'bench', RELAY_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') },
   benchStore,
+  { keep: args.keep, sqliteDataDir: args['sqlite-data-dir'], postgresUrl: args['postgres-url'] },
 );
 await agent.close();

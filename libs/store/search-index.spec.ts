@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { newId } from '../ids/ids.js';
 import { describeEachStore } from '../testing/store-targets.js';
-import { indexAllPending, indexSearchBatch, resetSearchIndex, searchIndexLag, searchMatches, SEARCH_BATCH } from './search-index.js';
+import { indexAllPending, indexSearchBatch, rarePart, resetSearchIndex, searchIndexLag, searchMatches, SEARCH_BATCH } from './search-index.js';
 import type { SqlClient } from './sql-client.js';
 import { insertEventRow, openStoreFixture, type StoreFixture } from './store-test-fixtures.js';
 
@@ -23,8 +23,8 @@ describeEachStore('Search index, kept behind the insert', (target) => {
   const storeEvent = (text: string | null, orgId = fixture.org.id, source = sourceId) => insertEventRow(sql, orgId, source, text);
 
   /** The organization's events a search for `term` finds: through the index and its unindexed tail. */
-  async function found(term: string, orgId = fixture.org.id): Promise<string[]> {
-    const matches = searchMatches(sql, orgId, term)!;
+  async function found(term: string, orgId = fixture.org.id, part = term): Promise<string[]> {
+    const matches = searchMatches(sql, orgId, term, part)!;
     const rows = await sql.all<{ id: string }>(`SELECT e.id FROM events e WHERE e.org_id = ? AND ${matches.column} IN (${matches.query}) ORDER BY e.id`, [
       orgId,
       ...matches.params,
@@ -60,6 +60,30 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     await storeEvent('{"note":"blue parcel elsewhere"}', otherOrg.id, otherSource.id);
     expect(await found('blue parcel')).to.deep.equal([indexed, tail].sort());
     expect(await found('nothing like it')).to.deep.equal([]);
+  });
+
+  describe('a long term made of common trigrams', () => {
+    const email = (n: number) => `{"customer":{"email":"customer-${String(n).padStart(5, '0')}@example.com"}}`;
+
+    it('is looked up by its rare part, and each event found is checked for the whole term', async () => {
+      for (let n = 10_000; n < 10_200; n++) await storeEvent(email(n));
+      const wanted = [await storeEvent(email(4242)), await storeEvent(email(4242))];
+      // Holds the rare part but not the whole term: the check leaves it out.
+      await storeEvent('{"customer":{"email":"buyer-04242@elsewhere.org"}}');
+      await indexAllPending(sql);
+      const tailEvent = await storeEvent(email(4242));
+      const part = await rarePart(sql, fixture.org.id, 'customer-04242@example.com');
+      expect(part).to.equal('r-04242@');
+      expect(await found('customer-04242@example.com', fixture.org.id, part)).to.deep.equal([...wanted, tailEvent].sort());
+      expect(await found('customer-04242@example.com')).to.deep.equal([...wanted, tailEvent].sort());
+    });
+
+    it('is looked up whole when no part of it is rare, when all of it is, or when it is not plain ASCII', async () => {
+      for (let n = 10_000; n < 10_040; n++) await storeEvent(email(n));
+      expect(await rarePart(sql, fixture.org.id, 'example.com"}}')).to.equal('example.com"}}');
+      expect(await rarePart(sql, fixture.org.id, 'zebra-quokka')).to.equal('zebra-quokka');
+      expect(await rarePart(sql, fixture.org.id, 'customer-1ü')).to.equal('customer-1ü');
+    });
   });
 
   it('indexes a backlog in batches, oldest first, until nothing is left', async () => {

@@ -97,26 +97,73 @@ export function resetSearchIndex(sql: SqlClient): Promise<void> {
 
 export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** Newest payloads sampled to tell a term's rare trigrams from its common ones, and the share that is rare. */
+const TRIGRAM_SAMPLE_ROWS = 200;
+const RARE_TRIGRAM_SHARE = 0.05;
+
+/**
+ * The longest part of `text` whose trigrams are all rare among the organization's newest payloads; `text`
+ * itself when it has no such part, or is one. Both indexes read the whole posting list of each trigram of
+ * a term, so a long rare term made of common trigrams (an e-mail address: `cus`, `tom`, `exa`...) costs
+ * as much as the commonest of them; its rare part finds the same events (and a few more, which the caller
+ * checks against the whole term) from short lists. Printable ASCII terms only: SQLite's check folds
+ * ASCII letters only, where its index folds all of Unicode.
+ */
+export async function rarePart(sql: SqlClient, orgId: string, text: string): Promise<string> {
+  if (!/^[\x20-\x7e]{4,}$/.test(text)) return text;
+  const lowered = text.toLowerCase();
+  const trigrams = Array.from({ length: lowered.length - 2 }, (_, i) => lowered.slice(i, i + 3));
+  const holds = sql.kind === 'postgres' ? 'strpos(t, ?)' : 'instr(t, ?)';
+  const [row] = await sql.all<Record<string, number | string>>(
+    `SELECT COUNT(*) AS sampled, ${trigrams.map((_, i) => `SUM(CASE WHEN ${holds} > 0 THEN 1 ELSE 0 END) AS t${i}`).join(', ')}
+     FROM (SELECT LOWER(substr(payload_text, 1, 4096)) AS t FROM events WHERE org_id = ? AND payload_text IS NOT NULL ORDER BY created_at DESC LIMIT ?) sample`,
+    [...trigrams, orgId, TRIGRAM_SAMPLE_ROWS],
+  );
+  const rareBelow = Number(row?.sampled ?? 0) * RARE_TRIGRAM_SHARE;
+  let best = { start: 0, length: 0 };
+  for (let start = 0; start < trigrams.length; ) {
+    let end = start;
+    while (end < trigrams.length && Number(row![`t${end}`]) <= rareBelow) end += 1;
+    if (end - start > best.length) best = { start, length: end - start };
+    start = end + 1;
+  }
+  if (best.length === 0 || best.length === trigrams.length) return text;
+  return text.slice(best.start, best.start + best.length + 2);
+}
+
 /**
  * The keys (`column`, selected as `match_key`) of the organization's events whose payload text holds `text`, case-insensitively:
  * those the index finds, and those of the unindexed tail, checked one by one (few, while the indexer
- * keeps up). Null on SQLite for a term shorter than a trigram, which no index answers.
+ * keeps up). Null on SQLite for a term shorter than a trigram, which no index answers. With `part` (a
+ * part of `text`: rarePart), the index is asked for `part` and each event it finds is checked for `text`.
  */
-export function searchMatches(sql: SqlClient, orgId: string, text: string): { column: string; query: string; params: unknown[] } | null {
+export function searchMatches(sql: SqlClient, orgId: string, text: string, part = text): { column: string; query: string; params: unknown[] } | null {
   if (sql.kind === 'postgres') {
     const pattern = likePattern(text);
+    const tail = `SELECT p.event_id AS match_key FROM search_pending p JOIN events t ON t.id = p.event_id WHERE t.org_id = ? AND t.payload_text ILIKE ? ESCAPE '\\'`;
+    if (part === text) {
+      return {
+        column: 'e.id',
+        query: `SELECT event_id AS match_key FROM events_search WHERE org_id = ? AND payload_text ILIKE ? ESCAPE '\\' UNION ALL ${tail}`,
+        params: [orgId, pattern, orgId, pattern],
+      };
+    }
+    // OFFSET 0 keeps the whole term's pattern out of the index scan, which would read every trigram again.
     return {
       column: 'e.id',
-      query: `SELECT event_id AS match_key FROM events_search WHERE org_id = ? AND payload_text ILIKE ? ESCAPE '\\'
-        UNION ALL SELECT p.event_id AS match_key FROM search_pending p JOIN events t ON t.id = p.event_id WHERE t.org_id = ? AND t.payload_text ILIKE ? ESCAPE '\\'`,
-      params: [orgId, pattern, orgId, pattern],
+      query: `SELECT c.event_id AS match_key FROM (SELECT event_id, payload_text FROM events_search WHERE org_id = ? AND payload_text ILIKE ? ESCAPE '\\' OFFSET 0) c
+        WHERE c.payload_text ILIKE ? ESCAPE '\\' UNION ALL ${tail}`,
+      params: [orgId, likePattern(part), pattern, orgId, pattern],
     };
   }
   if ([...text].length < 3) return null;
+  const phrase = `"${part.replace(/"/g, '""')}"`;
+  const tail = `SELECT rowid AS match_key FROM events WHERE rowid > (SELECT indexed_through FROM search_index_state) AND org_id = ? AND instr(LOWER(payload_text), LOWER(?)) > 0`;
+  if (part === text) return { column: 'e.rowid', query: `SELECT rowid AS match_key FROM events_search WHERE events_search MATCH ? UNION ALL ${tail}`, params: [phrase, orgId, text] };
   return {
     column: 'e.rowid',
-    query: `SELECT rowid AS match_key FROM events_search WHERE events_search MATCH ?
-      UNION ALL SELECT rowid AS match_key FROM events WHERE rowid > (SELECT indexed_through FROM search_index_state) AND org_id = ? AND instr(LOWER(payload_text), LOWER(?)) > 0`,
-    params: [`"${text.replace(/"/g, '""')}"`, orgId, text],
+    query: `SELECT s.rowid AS match_key FROM events_search s JOIN events v ON v.rowid = s.rowid WHERE events_search MATCH ? AND instr(LOWER(v.payload_text), LOWER(?)) > 0
+      UNION ALL ${tail}`,
+    params: [phrase, text, orgId, text],
   };
 }

@@ -1,5 +1,5 @@
 import { countEvents } from '../../../libs/store/event-counts.js';
-import { likePattern, searchMatches } from '../../../libs/store/search-index.js';
+import { likePattern, rarePart, searchMatches } from '../../../libs/store/search-index.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
 
 /** Every column of an event but the payload, as the API reads it. */
@@ -152,7 +152,7 @@ function textHolds(sql: SqlClient, text: string): { condition: string; params: u
  * or more, as a phrase of trigrams is a substring). Null where SQLite has no index for the term.
  */
 async function indexMatches(sql: SqlClient, orgId: string, text: string, limit: number): Promise<{ condition: string; params: unknown[] } | null> {
-  const matches = searchMatches(sql, orgId, text);
+  const matches = searchMatches(sql, orgId, text, await rarePart(sql, orgId, text));
   if (!matches) return null;
   const rows = await sql.all<{ match_key: string | number }>(`${matches.query} LIMIT ?`, [...matches.params, limit]);
   return { condition: inList(matches.column, rows.length), params: rows.map((row) => row.match_key) };
