@@ -196,7 +196,15 @@ async function benchStore(relay: RunningRelay, store: StoreKind): Promise<void> 
 const baseline = await measureBaseline();
 await forEachStoreRelay(
   args.stores,
-  { RELAY_ROLE: 'api', RELAY_API_KEY: API_KEY, RELAY_ORG: 'bench', RELAY_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') },
+  {
+    RELAY_ROLE: 'api',
+    RELAY_API_KEY: API_KEY,
+    RELAY_ORG: 'bench',
+    RELAY_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+    // Ten million events a second apart reach 115 days back: retention would delete and expire them mid-run.
+    RELAY_EVENT_RETENTION_DAYS: '3650',
+    RELAY_PAYLOAD_RETENTION_DAYS: '3650',
+  },
   benchStore,
   { keep: args.keep, sqliteDataDir: args['sqlite-data-dir'], postgresUrl: args['postgres-url'] },
 );
