@@ -1,46 +1,98 @@
 import type { AttemptRecord } from '../../libs/pipeline/attempt-record.js';
+import { allForRows, runForRows } from '../../libs/store/rows-statement.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { addDestinationStats } from './destination-stats.js';
 import { eventStatus, type DeliveryState } from './event-status.js';
 
-async function insertAttempt(tx: SqlClient, a: AttemptRecord): Promise<boolean> {
-  const [delivery] = await tx.all('SELECT id FROM deliveries WHERE id = ?', [a.deliveryId]);
-  // The event (and with it the delivery) was deleted while this attempt was in flight.
-  if (!delivery) return false;
-  const inserted = await tx.run(
-    `INSERT INTO attempts (id, org_id, delivery_id, event_id, destination_id, attempt_number, started_at, completed_at, ok,
-       status_code, latency_ms, error, error_kind, response_body)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-    [a.attemptId, a.orgId, a.deliveryId, a.eventId, a.destinationId, a.attemptNumber, a.startedAt, a.completedAt, tx.bool(a.ok),
-      a.statusCode, Math.round(a.latencyMs), a.error, a.errorKind, a.responseBody],
-  );
-  if (inserted === 0) return false;
-  // Attempts of one delivery are sequential; the guard keeps a redelivered older record from going back.
-  await tx.run(
-    `UPDATE deliveries SET status = ?, attempt_count = ?, last_status_code = ?, last_error = ?, latency_ms = ?,
-       next_attempt_at = ?, delivered_at = ?, updated_at = ? WHERE id = ? AND attempt_count < ?`,
-    [a.deliveryStatus, a.attemptNumber, a.statusCode, a.error, a.ok ? Math.round(a.latencyMs) : null, a.nextAttemptAt,
-      a.ok ? a.completedAt : null, a.completedAt, a.deliveryId, a.attemptNumber],
-  );
-  return true;
+/*
+ * A batch is written with one statement per kind of write (attempts, deliveries, events, statistics), not
+ * one per attempt: on PostgreSQL each statement is a round trip, and per-attempt statements made the
+ * recorder the relay's largest cost per event. Rows are locked in id order first (PostgreSQL), so batches
+ * of other partitions touching the same deliveries or events never deadlock.
+ */
+
+const ATTEMPT_INSERT = {
+  head: `INSERT INTO attempts (id, org_id, delivery_id, event_id, destination_id, attempt_number, started_at, completed_at, ok,
+    status_code, latency_ms, error, error_kind, response_body)`,
+  row: '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  tail: 'ON CONFLICT (id) DO NOTHING RETURNING id',
+};
+
+/** VALUES rows are untyped parameters on PostgreSQL: each column says its type. */
+const valuesRow = (tx: SqlClient, types: string[]) => `(${types.map((type) => (tx.kind === 'postgres' ? `?::${type}` : '?')).join(', ')})`;
+
+/** Attempts of one delivery are sequential; the guard keeps a redelivered older record from going back. */
+const deliveryUpdate = (tx: SqlClient) => ({
+  head: `UPDATE deliveries SET status = v.column2, attempt_count = v.column3, last_status_code = v.column4, last_error = v.column5, latency_ms = v.column6,
+    next_attempt_at = v.column7, delivered_at = v.column8, updated_at = v.column9 FROM (`,
+  row: valuesRow(tx, ['varchar', 'varchar', 'integer', 'integer', 'text', 'integer', 'bigint', 'bigint', 'bigint']),
+  tail: ') AS v WHERE deliveries.id = v.column1 AND deliveries.attempt_count < v.column3',
+});
+
+const eventUpdate = (tx: SqlClient) => ({
+  head: 'UPDATE events SET status = v.column2, deliveries_count = v.column3, deliveries_succeeded = v.column4, deliveries_failed = v.column5 FROM (',
+  row: valuesRow(tx, ['varchar', 'varchar', 'integer', 'integer', 'integer']),
+  tail: ') AS v WHERE events.id = v.column1',
+});
+
+const inList = (values: unknown[]) => values.map(() => '?').join(', ');
+
+/**
+ * The ids of these rows that exist, locked in id order on PostgreSQL. NO KEY UPDATE is the lock the
+ * updates take anyway: FOR UPDATE would also wait for the key-share locks of foreign-key checks (the
+ * search indexer's inserts hold them on events), and deadlock with them.
+ */
+async function lockExisting(tx: SqlClient, table: 'deliveries' | 'events', ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const sorted = [...new Set(ids)].sort();
+  const lock = tx.kind === 'postgres' ? ' FOR NO KEY UPDATE' : '';
+  const rows = await tx.all<{ id: string }>(`SELECT id FROM ${table} WHERE id IN (${inList(sorted)}) ORDER BY id${lock}`, sorted);
+  return new Set(rows.map((row) => row.id));
 }
 
-/** Sets the event's status and counters from its deliveries (also after a replay adds or drops some). */
-export async function refreshEvent(tx: SqlClient, eventId: string): Promise<void> {
-  const deliveries = await tx.all<DeliveryState>(
-    'SELECT id, destination_id AS "destinationId", status FROM deliveries WHERE event_id = ?',
-    [eventId],
-  );
-  const succeeded = deliveries.filter((d) => d.status === 'delivered').length;
-  const failed = deliveries.filter((d) => d.status === 'failed').length;
-  await tx.run('UPDATE events SET status = ?, deliveries_count = ?, deliveries_succeeded = ?, deliveries_failed = ? WHERE id = ?', [
-    eventStatus(deliveries),
-    deliveries.length,
-    succeeded,
-    failed,
-    eventId,
-  ]);
+/** Inserts the attempts not recorded yet whose delivery still exists; returns them. */
+async function insertAttempts(tx: SqlClient, attempts: AttemptRecord[]): Promise<AttemptRecord[]> {
+  // The event (and with it the delivery) was deleted while this attempt was in flight.
+  const live = await lockExisting(tx, 'deliveries', attempts.map((a) => a.deliveryId));
+  const seen = new Set<string>();
+  const candidates = attempts.filter((a) => live.has(a.deliveryId) && !seen.has(a.attemptId) && seen.add(a.attemptId));
+  const rows = candidates.map((a) => [a.attemptId, a.orgId, a.deliveryId, a.eventId, a.destinationId, a.attemptNumber, a.startedAt, a.completedAt,
+    tx.bool(a.ok), a.statusCode, Math.round(a.latencyMs), a.error, a.errorKind, a.responseBody]);
+  const inserted = new Set((await allForRows<{ id: string }>(tx, ATTEMPT_INSERT, rows)).map((row) => row.id));
+  return candidates.filter((a) => inserted.has(a.attemptId));
 }
+
+/** Each delivery takes the state of its latest attempt among `attempts`, unless it already holds a later one. */
+async function updateDeliveries(tx: SqlClient, attempts: AttemptRecord[]): Promise<void> {
+  const latest = new Map<string, AttemptRecord>();
+  for (const a of attempts) if ((latest.get(a.deliveryId)?.attemptNumber ?? 0) < a.attemptNumber) latest.set(a.deliveryId, a);
+  const rows = [...latest.values()].map((a) => [a.deliveryId, a.deliveryStatus, a.attemptNumber, a.statusCode, a.error, a.ok ? Math.round(a.latencyMs) : null,
+    a.nextAttemptAt, a.ok ? a.completedAt : null, a.completedAt]);
+  await runForRows(tx, deliveryUpdate(tx), rows);
+}
+
+/** Sets the events' status and counters from their deliveries (also after a replay adds or drops some). */
+export async function refreshEvents(tx: SqlClient, eventIds: string[]): Promise<void> {
+  const existing = [...(await lockExisting(tx, 'events', eventIds))];
+  if (existing.length === 0) return;
+  const deliveries = await tx.all<DeliveryState & { eventId: string }>(
+    `SELECT event_id AS "eventId", id, destination_id AS "destinationId", status FROM deliveries WHERE event_id IN (${inList(existing)})`,
+    existing,
+  );
+  const byEvent = new Map<string, DeliveryState[]>(existing.map((id) => [id, []]));
+  for (const delivery of deliveries) byEvent.get(delivery.eventId)!.push(delivery);
+  const rows = [...byEvent].map(([eventId, states]) => [
+    eventId,
+    eventStatus(states),
+    states.length,
+    states.filter((d) => d.status === 'delivered').length,
+    states.filter((d) => d.status === 'failed').length,
+  ]);
+  await runForRows(tx, eventUpdate(tx), rows);
+}
+
+/** One event's refresh (refreshEvents). */
+export const refreshEvent = (tx: SqlClient, eventId: string) => refreshEvents(tx, [eventId]);
 
 /**
  * Writes a batch of attempts in one transaction: the attempt rows, each delivery's status, the status and
@@ -49,9 +101,9 @@ export async function refreshEvent(tx: SqlClient, eventId: string): Promise<void
  */
 export async function recordAttempts(sql: SqlClient, attempts: AttemptRecord[]): Promise<void> {
   await sql.transaction(async (tx) => {
-    const inserted: AttemptRecord[] = [];
-    for (const attempt of attempts) if (await insertAttempt(tx, attempt)) inserted.push(attempt);
-    for (const eventId of new Set(inserted.map((attempt) => attempt.eventId))) await refreshEvent(tx, eventId);
+    const inserted = await insertAttempts(tx, attempts);
+    await updateDeliveries(tx, inserted);
+    await refreshEvents(tx, inserted.map((attempt) => attempt.eventId));
     await addDestinationStats(tx, inserted);
   });
 }

@@ -9,6 +9,7 @@ import type { SqlClient } from '../../libs/store/sql-client.js';
 import { filterDocument } from '../../libs/filters/filter-document.js';
 import { openStoredPayload, sealedPayload, storedPayload, storedSealedPayload, type PayloadPolicy, type StoredPayload } from '../../libs/payload/stored-payload.js';
 import { matchRoutes, type RoutedTarget, type RouteTarget } from './route-targets.js';
+import { allForRows, runForRows } from '../../libs/store/rows-statement.js';
 
 /** What routing needs; the composition root wires the store, the broker and the route cache in. */
 export interface RouterDeps {
@@ -47,72 +48,108 @@ interface EventState {
   filteredRouteIds: string[];
 }
 
+const EVENT_COLUMNS = `id, org_id, source_id, status, headers, content_type, payload, payload_sealed, payload_text, payload_size, payload_hash,
+  signature_valid, client_ip, received_at, validated_at, queued_at, created_at, deliveries_count, deliveries_succeeded, deliveries_failed, failure_reason,
+  ingest_path, ingest_query, filtered_route_ids`;
+
+/** Events are inserted unless they exist (a redelivered record). */
+const EVENT_INSERT = {
+  head: `INSERT INTO events (${EVENT_COLUMNS})`,
+  row: '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?)',
+  tail: 'ON CONFLICT (id) DO NOTHING',
+};
+
+const DELIVERY_INSERT = {
+  head: 'INSERT INTO deliveries (id, org_id, event_id, destination_id, destination_name, status, attempt_count, created_at, updated_at)',
+  row: "(?, ?, ?, ?, ?, 'pending', 0, ?, ?)",
+};
+
+/** An event row's values, in EVENT_INSERT's order. */
+function eventValues(tx: SqlClient, meta: IngestMeta, payload: StoredPayload, state: EventState, now: number): unknown[] {
+  return [
+    meta.eventId,
+    meta.orgId,
+    meta.sourceId,
+    state.status,
+    JSON.stringify(meta.headers),
+    meta.contentType,
+    payload.bytes,
+    tx.bool(payload.sealed),
+    payload.searchText,
+    meta.payloadSize,
+    meta.payloadHash,
+    tx.bool(meta.signatureValid),
+    meta.clientIp,
+    meta.receivedAt,
+    meta.validatedAt,
+    meta.queuedAt,
+    now,
+    state.deliveries,
+    state.failureReason,
+    meta.path ?? null,
+    meta.query ? JSON.stringify(meta.query) : null,
+    JSON.stringify(state.filteredRouteIds),
+  ];
+}
+
 /** Inserts the event row unless it exists; the number of rows inserted (0 or 1). */
 function insertEvent(tx: SqlClient, meta: IngestMeta, payload: StoredPayload, state: EventState, now: number): Promise<number> {
-  return tx.run(
-    `INSERT INTO events (id, org_id, source_id, status, headers, content_type, payload, payload_sealed, payload_text, payload_size, payload_hash,
-       signature_valid, client_ip, received_at, validated_at, queued_at, created_at, deliveries_count, deliveries_succeeded, deliveries_failed, failure_reason,
-       ingest_path, ingest_query, filtered_route_ids)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-    [
-      meta.eventId,
-      meta.orgId,
-      meta.sourceId,
-      state.status,
-      JSON.stringify(meta.headers),
-      meta.contentType,
-      payload.bytes,
-      tx.bool(payload.sealed),
-      payload.searchText,
-      meta.payloadSize,
-      meta.payloadHash,
-      tx.bool(meta.signatureValid),
-      meta.clientIp,
-      meta.receivedAt,
-      meta.validatedAt,
-      meta.queuedAt,
-      now,
-      state.deliveries,
-      state.failureReason,
-      meta.path ?? null,
-      meta.query ? JSON.stringify(meta.query) : null,
-      JSON.stringify(state.filteredRouteIds),
-    ],
-  );
+  return runForRows(tx, EVENT_INSERT, [eventValues(tx, meta, payload, state, now)]);
+}
+
+/** An event ready to store: its record decoded, its payload as stored, and where its routes send it. */
+interface PlannedEvent {
+  meta: IngestMeta;
+  body: Buffer;
+  payload: StoredPayload;
+  routed: { targets: RouteTarget[]; filteredRouteIds: string[] };
 }
 
 /**
- * Inserts the event and its pending deliveries, unless a previous run already did (a redelivered record):
- * then the deliveries stored then are the ones to publish, so nothing is created twice.
+ * Inserts the events and their pending deliveries with a few multi-row statements (one round trip per
+ * statement on PostgreSQL, where one per row made the router the bottleneck), skipping events a previous
+ * run already stored (a redelivered record): the deliveries stored then are the ones to publish, so
+ * nothing is created twice, and a duplicate's copy publishes none.
  */
-async function persistEvent(
-  tx: SqlClient,
-  event: { meta: IngestMeta; payload: StoredPayload },
-  { targets, filteredRouteIds }: { targets: RouteTarget[]; filteredRouteIds: string[] },
-  now: number,
-): Promise<PlannedDelivery[]> {
-  const { meta, payload } = event;
-  const state = { status: targets.length === 0 ? 'delivered' : 'pending', deliveries: targets.length, failureReason: null, filteredRouteIds };
-  const inserted = await insertEvent(tx, meta, payload, state, now);
-  if (inserted === 0) {
-    // The event's own record publishes its jobs (again, if it is redelivered); a duplicate's copy adds none.
-    if (meta.duplicate) return [];
-    return tx.all<PlannedDelivery>(
-      `SELECT id, destination_id AS "destinationId", destination_name AS "destinationName" FROM deliveries
-       WHERE event_id = ? AND status = 'pending' ORDER BY id`,
-      [meta.eventId],
-    );
-  }
-  const deliveries = targets.map((target) => ({ id: newId('dlv'), ...target }));
-  for (const delivery of deliveries) {
-    await tx.run(
-      `INSERT INTO deliveries (id, org_id, event_id, destination_id, destination_name, status, attempt_count, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
-      [delivery.id, meta.orgId, meta.eventId, delivery.destinationId, delivery.destinationName, now, now],
-    );
-  }
-  await tx.run('UPDATE sources SET last_event_at = ? WHERE id = ?', [meta.receivedAt, meta.sourceId]);
-  return deliveries;
+async function persistEvents(tx: SqlClient, planned: PlannedEvent[], now: number): Promise<RoutedEvent[]> {
+  const rows = planned.map(({ meta, payload, routed }) =>
+    eventValues(tx, meta, payload, { status: routed.targets.length === 0 ? 'delivered' : 'pending', deliveries: routed.targets.length, failureReason: null, filteredRouteIds: routed.filteredRouteIds }, now),
+  );
+  const inserted = new Set((await allForRows<{ id: string }>(tx, { ...EVENT_INSERT, tail: `${EVENT_INSERT.tail} RETURNING id` }, rows)).map((row) => row.id));
+  // An id twice in the batch is inserted by its first record; a later one is a redelivery of it.
+  const firstIndex = new Map<string, number>();
+  planned.forEach(({ meta }, index) => void (firstIndex.has(meta.eventId) || firstIndex.set(meta.eventId, index)));
+  const creates = planned.map(({ meta }, index) => inserted.has(meta.eventId) && firstIndex.get(meta.eventId) === index);
+  const created = planned.map(({ routed }, index) => (creates[index] ? routed.targets.map((target) => ({ id: newId('dlv'), ...target })) : []));
+  await runForRows(
+    tx,
+    DELIVERY_INSERT,
+    planned.flatMap(({ meta }, index) =>
+      created[index]!.map((delivery) => [delivery.id, meta.orgId, meta.eventId, delivery.destinationId, delivery.destinationName, now, now]),
+    ),
+  );
+  const lastEventAt = new Map(planned.filter((_, index) => creates[index]).map(({ meta }) => [meta.sourceId, meta.receivedAt]));
+  for (const [sourceId, at] of lastEventAt) await tx.run('UPDATE sources SET last_event_at = ? WHERE id = ?', [at, sourceId]);
+  const redelivered = planned.filter(({ meta }, index) => !creates[index] && !meta.duplicate).map(({ meta }) => meta.eventId);
+  const stored = await pendingDeliveries(tx, [...new Set(redelivered)]);
+  return planned.map(({ meta, body }, index) => ({
+    meta,
+    body,
+    deliveries: creates[index] ? created[index]! : meta.duplicate ? [] : (stored.get(meta.eventId) ?? []),
+  }));
+}
+
+/** The pending deliveries stored for these events, by event. */
+async function pendingDeliveries(tx: SqlClient, eventIds: string[]): Promise<Map<string, PlannedDelivery[]>> {
+  const byEvent = new Map<string, PlannedDelivery[]>();
+  if (eventIds.length === 0) return byEvent;
+  const rows = await tx.all<PlannedDelivery & { eventId: string }>(
+    `SELECT event_id AS "eventId", id, destination_id AS "destinationId", destination_name AS "destinationName" FROM deliveries
+     WHERE event_id IN (${eventIds.map(() => '?').join(', ')}) AND status = 'pending' ORDER BY id`,
+    eventIds,
+  );
+  for (const { eventId, ...delivery } of rows) byEvent.set(eventId, [...(byEvent.get(eventId) ?? []), delivery]);
+  return byEvent;
 }
 
 /** The sources that still exist, with how their payloads are stored. */
@@ -163,7 +200,7 @@ async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<
   const targets = await Promise.all(events.map((event) => deps.routesFor(event.meta.sourceId)));
   const now = deps.now();
   const routed: RoutedEvent[] = await deps.sql.transaction(async (tx) => {
-    const result: RoutedEvent[] = [];
+    const planned: PlannedEvent[] = [];
     const live = await liveSources(tx, events.map((event) => event.meta.sourceId));
     for (const [index, event] of events.entries()) {
       // A source deleted after ingest took its events with it; there is nothing left to store.
@@ -174,9 +211,9 @@ async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<
       const routed = matchRoutes(targets[index]!, () =>
         filterDocument({ body: openStoredPayload(body, meta.sealed === true, deps.secrets), contentType: meta.contentType, headers: meta.headers, query: meta.query, path: meta.path }),
       );
-      result.push({ ...event, deliveries: await persistEvent(tx, { meta, payload }, routed, now) });
+      planned.push({ meta, body, payload, routed });
     }
-    return result;
+    return persistEvents(tx, planned, now);
   });
   // A redelivered record's deliveries come from the store: a destination no longer routed gets its own
   // topic. So does an ordered one: a job relay.fresh moves back to its own topic could be overtaken.

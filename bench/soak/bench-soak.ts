@@ -112,6 +112,7 @@ async function startDeployment(): Promise<Deployment> {
     // SIGTERM, so a profiled process writes its profile; in reverse, as a stop drains the pipeline.
     for (const member of [...processes].reverse()) await member.terminate();
     for (const cleanup of cleanups.reverse()) await cleanup();
+    for (const member of processes) keepLog(member);
   };
   try {
     if (!args.split) {
@@ -126,6 +127,20 @@ async function startDeployment(): Promise<Deployment> {
     await stop();
     throw error;
   }
+}
+
+/** Writes a relay process's log where it can be read after the run, and says how many warnings and errors it holds. */
+function keepLog(member: RelayProcess): void {
+  const file = path.join(os.tmpdir(), `bench-soak-${member.role}-${member.pid}.log`);
+  const output = member.output();
+  fs.writeFileSync(file, output);
+  const levels = { warn: 0, error: 0 };
+  for (const line of output.split('\n')) {
+    const level = /"level":(\d+)/.exec(line)?.[1];
+    if (level === '40') levels.warn += 1;
+    else if (level !== undefined && Number(level) >= 50) levels.error += 1;
+  }
+  console.log(`${member.role} log: ${levels.warn} warnings, ${levels.error} errors: ${file}`);
 }
 
 /** `sourceCount` codehost sources, each routed to the sink; answers their ingest paths. */

@@ -1,0 +1,110 @@
+import { expect } from 'chai';
+import type { BrokerRecord, OutgoingMessage } from '../../libs/broker/broker.js';
+import { payloadHash } from '../../libs/dedup/payload-hash.js';
+import { newId } from '../../libs/ids/ids.js';
+import { encodeIngestMessage, INGEST_TOPIC, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
+import { decodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { createSecretBox } from '../../libs/secrets/secret-box.js';
+import { openStoreFixture, type StoreFixture } from '../../libs/store/store-test-fixtures.js';
+import { describeEachStore } from '../../libs/testing/store-targets.js';
+import { routeEvents, type RouterDeps } from './route-events.js';
+
+describeEachStore('routeEvents', (target) => {
+  let fixture: StoreFixture;
+  let sources: string[];
+  let published: { topic: string; message: OutgoingMessage }[];
+  const destinations = [
+    { destinationId: newId('dst'), destinationName: 'Orders' },
+    { destinationId: newId('dst'), destinationName: 'Audit' },
+  ];
+
+  beforeEach(async function () {
+    fixture = await openStoreFixture(this, target);
+    sources = [(await fixture.createSource()).id, (await fixture.createSource()).id];
+    published = [];
+  });
+
+  afterEach(async () => {
+    await fixture?.close();
+  });
+
+  const deps = (): RouterDeps => ({
+    sql: fixture.store.sql,
+    routesFor: async () => destinations.map((d) => ({ ...d, routeId: `rte_${d.destinationId}`, filter: null, destinationCreatedAt: 0, destinationOrdered: false })),
+    publish: async (topic, messages) => void published.push(...messages.map((message) => ({ topic, message }))),
+    now: () => 1_700_000_000_000,
+    secrets: createSecretBox(Buffer.alloc(32, 3)),
+    deadLetters: async (reason) => {
+      throw new Error(`dead-lettered: ${reason}`);
+    },
+  });
+
+  function record(sourceId: string, receivedAt: number, overrides: Partial<IngestMeta> = {}): BrokerRecord {
+    const body = Buffer.from(`{"n":${receivedAt}}`);
+    const meta: IngestMeta = {
+      eventId: newId('evt'),
+      orgId: fixture.org.id,
+      sourceId,
+      headers: { 'content-type': 'application/json' },
+      contentType: 'application/json',
+      clientIp: '127.0.0.1',
+      payloadHash: payloadHash(body),
+      payloadSize: body.length,
+      signatureValid: true,
+      receivedAt,
+      validatedAt: receivedAt,
+      queuedAt: receivedAt,
+      ...overrides,
+    };
+    const message = encodeIngestMessage(meta, body);
+    return { topic: INGEST_TOPIC, partition: 0, offset: '0', timestamp: receivedAt, key: message.key, value: message.value, headers: message.headers ?? {} };
+  }
+
+  const route = (records: BrokerRecord[]) => routeEvents(deps(), { topic: INGEST_TOPIC, partition: 0, records });
+  const eventIdOf = (r: BrokerRecord) => (JSON.parse(String(r.headers['relay-meta'])) as IngestMeta).eventId;
+  const publishedDeliveries = () => published.map(({ message }) => decodeDeliveryJob({ ...message, topic: '', partition: 0, offset: '0', timestamp: 0, headers: message.headers ?? {} } as BrokerRecord).job.deliveryId).sort();
+  const storedDeliveries = async () => (await fixture.store.sql.all<{ id: string }>('SELECT id FROM deliveries ORDER BY id')).map((row) => row.id);
+
+  it('stores a batch of events with one pending delivery per destination, publishes a job for each, and notes each source\'s last event', async () => {
+    const records = Array.from({ length: 70 }, (_, i) => record(sources[i % 2]!, 1_000 + i));
+    await route(records);
+    const [events] = await fixture.store.sql.all<{ n: number | string }>("SELECT COUNT(*) AS n FROM events WHERE status = 'pending' AND deliveries_count = 2");
+    expect(Number(events!.n)).to.equal(70);
+    expect(await storedDeliveries()).to.have.length(140);
+    expect(publishedDeliveries()).to.deep.equal(await storedDeliveries());
+    const lastEvents = await fixture.store.sql.all<{ id: string; at: number | string }>('SELECT id, last_event_at AS at FROM sources ORDER BY id');
+    expect(Object.fromEntries(lastEvents.map((row) => [row.id, Number(row.at)]))).to.deep.equal({ [sources[0]!]: 1_068, [sources[1]!]: 1_069 });
+  });
+
+  it('creates nothing again for a redelivered batch, and publishes the stored pending deliveries again', async () => {
+    const records = [record(sources[0]!, 1_000), record(sources[1]!, 1_001)];
+    await route(records);
+    const first = await storedDeliveries();
+    published = [];
+    await route([...records, record(sources[0]!, 1_002)]);
+    const stored = await storedDeliveries();
+    expect(stored).to.have.length(6);
+    expect(stored).to.include.members(first);
+    expect(publishedDeliveries()).to.deep.equal(stored);
+  });
+
+  it('stores an event whose record comes twice in one batch once, and publishes its deliveries for both records', async () => {
+    const once = record(sources[0]!, 1_000);
+    await route([once, once]);
+    const stored = await storedDeliveries();
+    expect(stored).to.have.length(2);
+    expect(publishedDeliveries()).to.deep.equal([...stored, ...stored].sort());
+  });
+
+  it("publishes nothing for a duplicate's copy of a stored event, and stores the event from the copy when the original never arrived", async () => {
+    const original = record(sources[0]!, 1_000);
+    await route([original]);
+    published = [];
+    const copy = record(sources[0]!, 1_001, { eventId: eventIdOf(original), duplicate: true });
+    const orphanCopy = record(sources[1]!, 1_002, { duplicate: true });
+    await route([copy, orphanCopy]);
+    const orphanDeliveries = await fixture.store.sql.all<{ id: string }>('SELECT id FROM deliveries WHERE event_id = ? ORDER BY id', [eventIdOf(orphanCopy)]);
+    expect(orphanDeliveries).to.have.length(2);
+    expect(publishedDeliveries()).to.deep.equal(orphanDeliveries.map((row) => row.id));
+  });
+});
