@@ -6,7 +6,7 @@ import type { ResourceChange } from '../../libs/pipeline/config-change.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { OrganizationRow } from '../../libs/store/entities/organization.js';
 import type { Store } from '../../libs/store/store.js';
-import type { RoutedTarget } from '../router/route-targets.js';
+import type { RoutedTarget } from '../../libs/routing/route-targets.js';
 import type { KeyAuthenticator } from './keys/key-authenticator.js';
 
 /** What the management API needs, wired by the composition root. */

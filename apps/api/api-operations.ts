@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { probeOperations } from '../../libs/http/probe-router.js';
 import { metricsOperation } from '../../libs/metrics/metrics-router.js';
-import { ingestOperation } from '../gateway/ingest-operation.js';
+import { ingestOperation } from './openapi/ingest-operation.js';
 import { defineOperation, type ApiOperation } from './api-operation.js';
 import { destinationOperations } from './destinations/destination-routes.js';
 import { eventOperations } from './events/event-routes.js';

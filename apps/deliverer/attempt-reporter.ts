@@ -7,7 +7,7 @@ import { ATTEMPTS_TOPIC, encodeAttemptRecord, type AttemptRecord } from '../../l
 import { createDeadLetters, deadLetterOfJob, deadLetterPoison } from '../../libs/pipeline/dead-letter.js';
 import { destinationTopic, encodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { poisonReason } from '../../libs/pipeline/poison-records.js';
-import type { DeliveryTarget } from './delivery-lookup.js';
+import type { DeliveryTarget } from '../../libs/delivery/delivery-lookup.js';
 
 export interface AttemptReporterOptions {
   producer: Producer;

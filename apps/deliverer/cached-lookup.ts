@@ -1,4 +1,4 @@
-import type { DeliveryLookup, DeliveryTarget } from './delivery-lookup.js';
+import type { DeliveryLookup, DeliveryTarget } from '../../libs/delivery/delivery-lookup.js';
 
 export interface CachedLookupOptions {
   /** Safety net only: changes announced on relay.config invalidate at once (`invalidate`). */

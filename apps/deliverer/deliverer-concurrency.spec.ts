@@ -7,7 +7,7 @@ import { respond, startHttpSink, type HttpSink, type RecordedRequest } from '../
 import { createDeliverer } from './deliverer.js';
 import { startDelivererHarness, type DelivererHarness } from './deliverer-test-harness.js';
 import { createSqlSourceLines } from './source-lines.js';
-import { createStoreDeliveryLookup } from './store-lookup.js';
+import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 
 const ANSWER_AFTER_MS = 200;
 

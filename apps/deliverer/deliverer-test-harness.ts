@@ -21,7 +21,7 @@ import { openStore, type Store } from '../../libs/store/store.js';
 import { sourceRow } from '../../libs/store/store-test-fixtures.js';
 import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { createDeliverer, type Deliverer } from './deliverer.js';
-import { createStoreDeliveryLookup } from './store-lookup.js';
+import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import { createGoneDestinations, type GoneDestinations } from './gone-destinations.js';
 import { createSqlSourceLines } from './source-lines.js';
 

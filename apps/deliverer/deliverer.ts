@@ -9,7 +9,7 @@ import type { ConfigChange } from '../../libs/pipeline/config-change.js';
 import { DEAD_LETTER_TOPIC, DESTINATION_TOPIC_PATTERN, destinationTopic, FRESH_DESTINATIONS_PARTITIONS, FRESH_DESTINATIONS_TOPIC } from '../../libs/pipeline/delivery-job.js';
 import { createAttemptReporter } from './attempt-reporter.js';
 import { createCachedLookup } from './cached-lookup.js';
-import type { DeliveryLookup } from './delivery-lookup.js';
+import type { DeliveryLookup } from '../../libs/delivery/delivery-lookup.js';
 import { createDestinationBatchHandler, HOLD, type DelivererLogger } from './destination-batch.js';
 import { createFreshDestinationsHandler, FRESH_GROUP } from './fresh-destinations.js';
 import type { GoneDestinations } from './gone-destinations.js';

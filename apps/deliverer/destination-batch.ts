@@ -11,7 +11,7 @@ import { isDependencyFailure } from '../../libs/pipeline/poison-records.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { AttemptReporter } from './attempt-reporter.js';
 import { KeyedConcurrencyLimits } from '../../libs/concurrency/concurrency-limit.js';
-import type { DeliveryTarget } from './delivery-lookup.js';
+import type { DeliveryTarget } from '../../libs/delivery/delivery-lookup.js';
 import { HANDED_OVER_HEADER, handOverKey, type HandedOverJobs } from './handed-over-jobs.js';
 import type { CachedLookup } from './cached-lookup.js';
 import type { InFlightLimits } from './in-flight-limits.js';

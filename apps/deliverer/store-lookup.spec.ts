@@ -9,8 +9,8 @@ import { generateSigningSecret } from '../../libs/secrets/signing-secret.js';
 import type { DestinationRow } from '../../libs/store/entities/destination.js';
 import { openStore, type Store } from '../../libs/store/store.js';
 import { createCachedLookup } from './cached-lookup.js';
-import type { DeliveryLookup } from './delivery-lookup.js';
-import { createStoreDeliveryLookup } from './store-lookup.js';
+import type { DeliveryLookup } from '../../libs/delivery/delivery-lookup.js';
+import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 
 describe('delivery lookups', function () {
   let dataDir: string;

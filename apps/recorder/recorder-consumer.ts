@@ -4,7 +4,7 @@ import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-let
 import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { tickBatcher } from '../../libs/store/tick-batcher.js';
-import { recordAttempts, refreshEvent } from './record-attempts.js';
+import { recordAttempts, refreshEvent } from '../../libs/ledger/attempts.js';
 
 export const RECORDER_GROUP = 'relay-recorder';
 

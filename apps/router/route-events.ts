@@ -8,8 +8,9 @@ import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { filterDocument } from '../../libs/filters/filter-document.js';
 import { openStoredPayload, sealedPayload, storedPayload, storedSealedPayload, type PayloadPolicy, type StoredPayload } from '../../libs/payload/stored-payload.js';
-import { matchRoutes, type RoutedTarget, type RouteTarget } from './route-targets.js';
+import { matchRoutes, type RoutedTarget, type RouteTarget } from '../../libs/routing/route-targets.js';
 import { allForRows, runForRows } from '../../libs/store/rows-statement.js';
+import { createPendingDeliveries } from '../../libs/ledger/deliveries.js';
 
 /** What routing needs; the composition root wires the store, the broker and the route cache in. */
 export interface RouterDeps {
@@ -57,11 +58,6 @@ const EVENT_INSERT = {
   head: `INSERT INTO events (${EVENT_COLUMNS})`,
   row: '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?)',
   tail: 'ON CONFLICT (id) DO NOTHING',
-};
-
-const DELIVERY_INSERT = {
-  head: 'INSERT INTO deliveries (id, org_id, event_id, destination_id, destination_name, status, attempt_count, created_at, updated_at)',
-  row: "(?, ?, ?, ?, ?, 'pending', 0, ?, ?)",
 };
 
 /** An event row's values, in EVENT_INSERT's order. */
@@ -120,13 +116,10 @@ async function persistEvents(tx: SqlClient, planned: PlannedEvent[], now: number
   const firstIndex = new Map<string, number>();
   planned.forEach(({ meta }, index) => void (firstIndex.has(meta.eventId) || firstIndex.set(meta.eventId, index)));
   const creates = planned.map(({ meta }, index) => inserted.has(meta.eventId) && firstIndex.get(meta.eventId) === index);
-  const created = planned.map(({ routed }, index) => (creates[index] ? routed.targets.map((target) => ({ id: newId('dlv'), ...target })) : []));
-  await runForRows(
+  const created = await createPendingDeliveries(
     tx,
-    DELIVERY_INSERT,
-    planned.flatMap(({ meta }, index) =>
-      created[index]!.map((delivery) => [delivery.id, meta.orgId, meta.eventId, delivery.destinationId, delivery.destinationName, now, now]),
-    ),
+    planned.map(({ meta, routed }, index) => ({ orgId: meta.orgId, eventId: meta.eventId, targets: creates[index] ? routed.targets : [] })),
+    now,
   );
   const lastEventAt = new Map(planned.filter((_, index) => creates[index]).map(({ meta }) => [meta.sourceId, meta.receivedAt]));
   for (const [sourceId, at] of lastEventAt) await tx.run('UPDATE sources SET last_event_at = ? WHERE id = ?', [at, sourceId]);

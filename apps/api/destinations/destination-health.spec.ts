@@ -3,7 +3,7 @@ import { createHttpSender } from '../../../libs/delivery/send-request.js';
 import { latencyBucket } from '../../../libs/stats/latency-buckets.js';
 import { respond, startHttpSink, type HttpSink } from '../../../libs/testing/http-sink.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { recordAttempts } from '../../recorder/record-attempts.js';
+import { recordAttempts } from '../../../libs/ledger/attempts.js';
 import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
 import { createDestination, createSource, orgIds, recordTries, seedEvent, type Try } from '../events/event-fixtures.js';
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { buildDeliveryRequest } from '../../../libs/delivery/build-request.js';
 import { NotFoundError } from '../../../libs/errors/errors.js';
 import { newId } from '../../../libs/ids/ids.js';
-import { createStoreDeliveryLookup } from '../../deliverer/store-lookup.js';
+import { createStoreDeliveryLookup } from '../../../libs/delivery/store-lookup.js';
 import type { ApiDeps, Tenant } from '../api-deps.js';
 
 export const destinationTestBody = z.strictObject({ payload: z.record(z.string(), z.unknown()).optional() });

@@ -4,9 +4,9 @@ import { newId } from '../../../libs/ids/ids.js';
 import type { AttemptRecord } from '../../../libs/pipeline/attempt-record.js';
 import { decodeDeliveryJob, destinationTopic, FRESH_DESTINATIONS_TOPIC, type DeliveryJob } from '../../../libs/pipeline/delivery-job.js';
 import { encodeIngestMessage, INGEST_TOPIC, type IngestMeta } from '../../../libs/pipeline/ingest-message.js';
-import { recordAttempts } from '../../recorder/record-attempts.js';
+import { recordAttempts } from '../../../libs/ledger/attempts.js';
 import { routeEvents } from '../../router/route-events.js';
-import type { RouteTarget } from '../../router/route-targets.js';
+import type { RouteTarget } from '../../../libs/routing/route-targets.js';
 import { created, type ApiHarness } from '../api-test-harness.js';
 
 /**

@@ -8,7 +8,7 @@ import { destinationTopic } from '../../../libs/pipeline/delivery-job.js';
 import { hang, startHttpSink, type HttpSink } from '../../../libs/testing/http-sink.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import { expirePayloads, DAY_MS } from '../../janitor/retention-sweep.js';
-import { createRouteTargets } from '../../router/route-targets.js';
+import { createRouteTargets } from '../../../libs/routing/route-targets.js';
 import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
 import { createDestination, createRoute, createSource, orgIds, recordTries, seedEvent, watchDestinationTopic, type SeededEvent } from './event-fixtures.js';
 import { MAX_BULK_REPLAY_DELIVERIES, replayEvent } from './event-replay.js';

@@ -1,10 +1,10 @@
 import { NotFoundError, UnavailableError, ValidationError } from '../../../libs/errors/errors.js';
-import { newId } from '../../../libs/ids/ids.js';
 import type { OutgoingMessage } from '../../../libs/broker/broker.js';
 import { destinationTopic, encodeDeliveryJob } from '../../../libs/pipeline/delivery-job.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
-import { refreshEvent } from '../../recorder/record-attempts.js';
-import { matchRoutes, type RouteTarget } from '../../router/route-targets.js';
+import { refreshEvent } from '../../../libs/ledger/attempts.js';
+import { createPendingDeliveries } from '../../../libs/ledger/deliveries.js';
+import { matchRoutes, type RouteTarget } from '../../../libs/routing/route-targets.js';
 import type { ApiDeps, Tenant } from '../api-deps.js';
 import { selectEvents, type EventRecord } from './event-queries.js';
 import { openedBody, payloadExpired, requireEvent, storedBody, storedEventDocument } from './event-service.js';
@@ -47,20 +47,15 @@ export async function namedTargets(deps: ReplayDeps, tenant: Tenant, ids: string
 /** New pending deliveries, and their events back to pending, in one transaction. */
 async function createDeliveries(sql: SqlClient, orgId: string, replays: Replay[], now: number): Promise<CreatedDelivery[]> {
   return sql.transaction(async (tx) => {
-    const created: CreatedDelivery[] = [];
+    const created = await createPendingDeliveries(
+      tx,
+      replays.map((replay) => ({ orgId, eventId: replay.event.id, targets: replay.targets })),
+      now,
+    );
     for (const replay of replays) {
-      for (const target of replay.targets) {
-        const id = newId('dlv');
-        await tx.run(
-          `INSERT INTO deliveries (id, org_id, event_id, destination_id, destination_name, status, attempt_count, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
-          [id, orgId, replay.event.id, target.destinationId, target.destinationName, now, now],
-        );
-        created.push({ id, replay, target });
-      }
       await tx.run("UPDATE events SET status = 'pending', deliveries_count = deliveries_count + ? WHERE id = ?", [replay.targets.length, replay.event.id]);
     }
-    return created;
+    return replays.flatMap((replay, index) => created[index]!.map(({ id }, target) => ({ id, replay, target: replay.targets[target]! })));
   });
 }
 

@@ -1,5 +1,5 @@
-import { compileFilter, type CompiledFilter, type FilterDocument } from '../../libs/filters/route-filter.js';
-import type { SqlClient } from '../../libs/store/sql-client.js';
+import { compileFilter, type CompiledFilter, type FilterDocument } from '../filters/route-filter.js';
+import type { SqlClient } from '../store/sql-client.js';
 
 export interface RouteTarget {
   destinationId: string;

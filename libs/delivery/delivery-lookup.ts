@@ -1,6 +1,6 @@
-import type { DeliveryDestination } from '../../libs/delivery/build-request.js';
-import type { RetryPolicy } from '../../libs/delivery/retry-schedule.js';
-import type { Ordering } from '../../libs/store/entities/destination.js';
+import type { DeliveryDestination } from './build-request.js';
+import type { RetryPolicy } from './retry-schedule.js';
+import type { Ordering } from '../store/entities/destination.js';
 
 /** A destination as the deliverer needs it: credentials and signing secret already opened. */
 export interface DeliveryTarget {

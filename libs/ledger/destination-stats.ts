@@ -1,7 +1,7 @@
-import type { AttemptRecord } from '../../libs/pipeline/attempt-record.js';
-import { LATENCY_BUCKET_COLUMNS, LATENCY_BUCKET_COUNT, latencyBucket } from '../../libs/stats/latency-buckets.js';
-import { hourStart } from '../../libs/stats/stats-hours.js';
-import type { SqlClient } from '../../libs/store/sql-client.js';
+import type { AttemptRecord } from '../pipeline/attempt-record.js';
+import { LATENCY_BUCKET_COLUMNS, LATENCY_BUCKET_COUNT, latencyBucket } from '../stats/latency-buckets.js';
+import { hourStart } from '../stats/stats-hours.js';
+import type { SqlClient } from '../store/sql-client.js';
 
 interface HourTally {
   destinationId: string;

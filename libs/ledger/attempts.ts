@@ -1,6 +1,6 @@
-import type { AttemptRecord } from '../../libs/pipeline/attempt-record.js';
-import { allForRows, runForRows } from '../../libs/store/rows-statement.js';
-import type { SqlClient } from '../../libs/store/sql-client.js';
+import type { AttemptRecord } from '../pipeline/attempt-record.js';
+import { allForRows, runForRows } from '../store/rows-statement.js';
+import type { SqlClient } from '../store/sql-client.js';
 import { addDestinationStats } from './destination-stats.js';
 import { eventStatus, type DeliveryState } from './event-status.js';
 

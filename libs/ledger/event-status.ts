@@ -1,4 +1,4 @@
-import type { DeliveryStatus } from '../../libs/pipeline/attempt-record.js';
+import type { DeliveryStatus } from '../pipeline/attempt-record.js';
 
 export type EventStatus = 'pending' | 'delivered' | 'partial' | 'failed';
 

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { newId } from '../../libs/ids/ids.js';
-import type { AttemptRecord } from '../../libs/pipeline/attempt-record.js';
-import type { SqlClient } from '../../libs/store/sql-client.js';
-import { insertEventRow, openStoreFixture, type StoreFixture } from '../../libs/store/store-test-fixtures.js';
-import { describeEachStore } from '../../libs/testing/store-targets.js';
-import { recordAttempts } from './record-attempts.js';
+import { newId } from '../ids/ids.js';
+import type { AttemptRecord } from '../pipeline/attempt-record.js';
+import type { SqlClient } from '../store/sql-client.js';
+import { insertEventRow, openStoreFixture, type StoreFixture } from '../store/store-test-fixtures.js';
+import { describeEachStore } from '../testing/store-targets.js';
+import { recordAttempts } from './attempts.js';
 
 describeEachStore('recordAttempts', (target) => {
   let fixture: StoreFixture;

@@ -1,7 +1,7 @@
-import type { DestinationAuth } from '../../libs/delivery/build-request.js';
-import type { SecretBox } from '../../libs/secrets/secret-box.js';
-import type { DestinationRow } from '../../libs/store/entities/destination.js';
-import type { SourceRow } from '../../libs/store/entities/source.js';
+import type { DestinationAuth } from './build-request.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import type { DestinationRow } from '../store/entities/destination.js';
+import type { SourceRow } from '../store/entities/source.js';
 import type { DeliveryLookup, DeliveryTarget } from './delivery-lookup.js';
 
 /** The store reads the lookup needs; `store.destinations` and `store.sources` fit. */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { DocumentedOperation } from '../../libs/http/operation-spec.js';
+import type { DocumentedOperation } from '../../../libs/http/operation-spec.js';
 
 /**
  * `POST /ingest/{org}/{source}` as the OpenAPI document describes it. The route itself stays a bare Koa
- * route (ingest-router.ts): its body is read raw, streaming, under the plan's limit.
+ * route (apps/gateway/ingest-router.ts): its body is read raw, streaming, under the plan's limit.
  */
 export const ingestOperation: DocumentedOperation = {
   method: 'post',

@@ -1,0 +1,52 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const APPS = path.resolve(import.meta.dirname);
+
+/** Files whose imports of other apps are test support or wiring, not a dependency of one role on another. */
+const isTestSupport = (file: string) => file.endsWith('.spec.ts') || /-(test-harness|fixtures|test-runner)\.ts$/.test(file);
+
+/**
+ * Imports across apps that stand until their code moves to libs (issue 14): the CLI runs the API's key
+ * and transfer services in-process, as a second front end of the api role.
+ */
+const KNOWN = new Set([
+  'cli/main.ts -> api/keys/key-service.ts',
+  'cli/progress-bar.ts -> api/transfer/transfer-kind.ts',
+  'cli/transfer-commands.ts -> api/api-deps.ts',
+  'cli/transfer-commands.ts -> api/transfer/destination-transfer.ts',
+  'cli/transfer-commands.ts -> api/transfer/export-service.ts',
+  'cli/transfer-commands.ts -> api/transfer/import-request.ts',
+  'cli/transfer-commands.ts -> api/transfer/import-service.ts',
+  'cli/transfer-commands.ts -> api/transfer/source-transfer.ts',
+  'cli/transfer-commands.ts -> api/transfer/transfer-kind.ts',
+]);
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'web' || entry.name === 'node_modules' ? [] : sourceFiles(full);
+    return entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/** `from './x.js'` imports of a file that land in another app, as `app/file.ts -> app/file.ts`. */
+function crossAppImports(file: string): string[] {
+  const from = path.relative(APPS, file);
+  const app = from.split(path.sep)[0];
+  return [...fs.readFileSync(file, 'utf8').matchAll(/from '(\.{1,2}\/[^']+)'/g)]
+    .map((match) => path.relative(APPS, path.resolve(path.dirname(file), match[1]!)).replace(/\.js$/, '.ts'))
+    .filter((target) => !target.startsWith('..') && target.split(path.sep)[0] !== app)
+    .map((target) => `${from} -> ${target}`.split(path.sep).join('/'));
+}
+
+describe('App boundaries', () => {
+  it('no app imports another, but the composition root (apps/relay) and test support', () => {
+    const crossings = sourceFiles(APPS)
+      .filter((file) => !isTestSupport(file) && !path.relative(APPS, file).startsWith(`relay${path.sep}`))
+      .flatMap(crossAppImports);
+    expect(crossings.filter((crossing) => !KNOWN.has(crossing))).to.deep.equal([]);
+    expect([...KNOWN].filter((known) => !crossings.includes(known)), 'gone: remove from KNOWN').to.deep.equal([]);
+  });
+});
