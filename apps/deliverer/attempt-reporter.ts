@@ -1,13 +1,14 @@
 import type { BrokerRecord, OutgoingMessage, Producer } from '../../libs/broker/broker.js';
 import { isGone, type AttemptOutcome } from '../../libs/delivery/attempt-outcome.js';
-import { nextAttemptPlan, retryTierTopic, tierFor, type JitterOptions } from '../../libs/delivery/retry-schedule.js';
+import { nextAttemptPlan, tierFor, type JitterOptions } from '../../libs/delivery/retry-schedule.js';
 import { newId } from '../../libs/ids/ids.js';
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
-import { ATTEMPTS_TOPIC, encodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
+import { encodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
 import { createDeadLetters, deadLetterOfJob, deadLetterPoison } from '../../libs/pipeline/dead-letter.js';
-import { destinationTopic, encodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { encodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { DeliveryTarget } from '../../libs/delivery/delivery-lookup.js';
+import { ATTEMPTS_TOPIC, destinationTopic, retryTierTopic } from '../../libs/pipeline/topology.js';
 
 export interface AttemptReporterOptions {
   producer: Producer;

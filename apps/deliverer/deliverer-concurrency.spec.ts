@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { newId } from '../../libs/ids/ids.js';
-import { destinationTopic, encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { respond, startHttpSink, type HttpSink, type RecordedRequest } from '../../libs/testing/http-sink.js';
@@ -8,6 +8,7 @@ import { createDeliverer } from './deliverer.js';
 import { startDelivererHarness, type DelivererHarness } from './deliverer-test-harness.js';
 import { createSqlSourceLines } from './source-lines.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
+import { destinationTopic } from '../../libs/pipeline/topology.js';
 
 const ANSWER_AFTER_MS = 200;
 

@@ -9,10 +9,9 @@ import { createHttpSender } from '../../libs/delivery/send-request.js';
 import { newId } from '../../libs/ids/ids.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { createRelayMetrics, type RelayMetrics } from '../../libs/metrics/relay-metrics.js';
-import { ATTEMPTS_TOPIC, decodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
+import { decodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
 import { decodeConfigChange, encodeConfigChange, type ConfigChange } from '../../libs/pipeline/config-change.js';
-import { DEAD_LETTER_TOPIC, destinationTopic, encodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
-import { CONFIG_TOPIC } from '../../libs/pipeline/ingest-message.js';
+import { encodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { createSecretBox, type SecretBox } from '../../libs/secrets/secret-box.js';
 import { generateSigningSecret } from '../../libs/secrets/signing-secret.js';
 import type { DestinationRow } from '../../libs/store/entities/destination.js';
@@ -24,6 +23,7 @@ import { createDeliverer, type Deliverer } from './deliverer.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import { createGoneDestinations, type GoneDestinations } from './gone-destinations.js';
 import { createSqlSourceLines } from './source-lines.js';
+import { ATTEMPTS_TOPIC, CONFIG_TOPIC, DEAD_LETTER_TOPIC, destinationTopic } from '../../libs/pipeline/topology.js';
 
 /** Records of one topic as a test reads them, with a way to wait for the ones it expects. */
 export class Collected<T> {

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
-import { decodeDeliveryJob, destinationTopic } from '../../libs/pipeline/delivery-job.js';
+import { decodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { hang, resetConnection, respond } from '../../libs/testing/http-sink.js';
 import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
-import { DELIVERER_GROUP } from './deliverer.js';
 import { eachTestDelivererAndSink } from './deliverer-test-harness.js';
+import { DELIVERER_GROUP, destinationTopic } from '../../libs/pipeline/topology.js';
 
 describe('deliverer: sending a job', function () {
   const t = eachTestDelivererAndSink();

@@ -1,25 +1,23 @@
 import type { BatchOutcome, Broker, Consumer, RecordBatch } from '../../libs/broker/broker.js';
 import { createCircuitBreakers, type CircuitBreakersOptions, type CircuitState } from '../../libs/delivery/circuit-breakers.js';
-import { RETRY_TIER_TOPICS } from '../../libs/delivery/retry-schedule.js';
 import { DEFAULT_CONNECTIONS_PER_ORIGIN, type HttpSender } from '../../libs/delivery/send-request.js';
 import { createDestinationRateLimiters, createSharedRateLimiters, type SharedWindows } from '../../libs/delivery/token-bucket.js';
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { ConfigChange } from '../../libs/pipeline/config-change.js';
-import { DEAD_LETTER_TOPIC, DESTINATION_TOPIC_PATTERN, destinationTopic, FRESH_DESTINATIONS_PARTITIONS, FRESH_DESTINATIONS_TOPIC } from '../../libs/pipeline/delivery-job.js';
 import { createAttemptReporter } from './attempt-reporter.js';
 import { createCachedLookup } from './cached-lookup.js';
 import type { DeliveryLookup } from '../../libs/delivery/delivery-lookup.js';
 import { createDestinationBatchHandler, HOLD, type DelivererLogger } from './destination-batch.js';
-import { createFreshDestinationsHandler, FRESH_GROUP } from './fresh-destinations.js';
+import { createFreshDestinationsHandler } from './fresh-destinations.js';
 import type { GoneDestinations } from './gone-destinations.js';
 import type { SourceLines } from './source-lines.js';
 import { createInFlightLimits } from './in-flight-limits.js';
 import { HandedOverJobs } from './handed-over-jobs.js';
 import { PauseHolds } from './pause-holds.js';
-import { createRetryTierHandler, RETRY_GROUP } from './retry-tiers.js';
+import { createRetryTierHandler } from './retry-tiers.js';
+import { CORE_TOPICS, DEAD_LETTER_TOPIC, DELIVERER_GROUP, DESTINATION_PARTITIONS, DESTINATION_TOPIC_PATTERN, destinationTopic, FRESH_DESTINATIONS_PARTITIONS, FRESH_DESTINATIONS_TOPIC, FRESH_GROUP, RETRY_GROUP, RETRY_TIER_TOPICS } from '../../libs/pipeline/topology.js';
 
-export const DELIVERER_GROUP = 'relay-deliverer';
 
 const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half_open'];
 
@@ -63,8 +61,6 @@ export interface DelivererOptions {
   breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange'>;
   /** Safety net for missed config changes (default 60 s). */
   lookupCacheTtlMs?: number;
-  /** Partitions of the retry tier topics and relay.dead when this creates them (default 4). */
-  topicPartitions?: number;
   /** Safety net for destination topics that appeared without a config change reaching here (default 30 s). */
   subscriptionRefreshMs?: number;
   /** Told each change of a destination's breaker; the composition root publishes it on relay.config. */
@@ -117,7 +113,6 @@ export interface Deliverer {
 export function createDeliverer(options: DelivererOptions): Deliverer {
   const now = options.now ?? Date.now;
   const { broker, metrics, logger } = options;
-  const partitions = options.topicPartitions ?? 4;
   const lookup = createCachedLookup(options.lookup, { ttlMs: options.lookupCacheTtlMs, now });
   const rateLimiters = options.sharedRateWindows ? createSharedRateLimiters(options.sharedRateWindows) : createDestinationRateLimiters();
   const maxInFlightPerDestination = options.maxInFlightPerDestination ?? DEFAULT_CONNECTIONS_PER_ORIGIN;
@@ -182,10 +177,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     async start() {
       if (stopping) throw new Error('A stopped deliverer has closed its sender and cannot start again');
       if (running) return;
-      await broker.admin().ensureTopics([
-        ...[...RETRY_TIER_TOPICS, DEAD_LETTER_TOPIC].map((topic) => ({ topic, partitions })),
-        { topic: FRESH_DESTINATIONS_TOPIC, partitions: FRESH_DESTINATIONS_PARTITIONS },
-      ]);
+      const ownTopics = new Set([...RETRY_TIER_TOPICS, DEAD_LETTER_TOPIC, FRESH_DESTINATIONS_TOPIC]);
+      await broker.admin().ensureTopics(CORE_TOPICS.filter(({ topic }) => ownTopics.has(topic)));
       // The handlers pause their own consumer, so they are made once it exists (before it starts).
       let handleDestinationBatch: ((batch: RecordBatch) => Promise<BatchOutcome>) | undefined;
       let handleRetryBatch: ((batch: RecordBatch) => Promise<BatchOutcome>) | undefined;
@@ -211,7 +204,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         groupId: RETRY_GROUP,
         topics: [...RETRY_TIER_TOPICS],
         fromBeginning: true,
-        concurrency: RETRY_TIER_TOPICS.length * partitions,
+        concurrency: RETRY_TIER_TOPICS.length * DESTINATION_PARTITIONS,
         handleBatch: (batch) => handleRetryBatch!(batch),
       });
       const destinationHolds = new PauseHolds(destinations);
@@ -298,7 +291,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       }
       // Kafka subscribes by pattern only to topics that exist; a new destination's topic would otherwise
       // appear only with its first job, unseen until the next refresh.
-      if (destinationId && change?.action === 'created') await broker.admin().ensureTopics([{ topic: destinationTopic(destinationId), partitions }]);
+      if (destinationId && change?.action === 'created') await broker.admin().ensureTopics([{ topic: destinationTopic(destinationId), partitions: DESTINATION_PARTITIONS }]);
       if (running && change?.action !== 'created') await releaseUnorderedLines(destinationId);
       await running?.destinations.refreshSubscription();
     },

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { partitionFor } from '../../libs/broker/partitioner.js';
-import { deliveryJobMessage, FRESH_DESTINATIONS_PARTITIONS, FRESH_DESTINATIONS_TOPIC, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { deliveryJobMessage, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { hang, respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { eachTestDelivererAndSink, type DelivererHarness } from './deliverer-test-harness.js';
+import { FRESH_DESTINATIONS_PARTITIONS, FRESH_DESTINATIONS_TOPIC } from '../../libs/pipeline/topology.js';
 
 /** Publishes a first attempt to relay.fresh, as the router does for a destination created just now. */
 async function publishFreshJob(h: DelivererHarness, destinationId: string, overrides: Partial<DeliveryJob> = {}): Promise<DeliveryJob> {

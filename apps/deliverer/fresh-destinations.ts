@@ -1,9 +1,9 @@
 import type { BatchOutcome, BrokerRecord, OutgoingMessage, Producer, RecordBatch } from '../../libs/broker/broker.js';
-import { decodeDeliveryJob, destinationTopic, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { decodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import type { DelivererLogger } from './destination-batch.js';
 import { HANDED_OVER_HEADER, handOverKey, type HandedOverJobs } from './handed-over-jobs.js';
+import { destinationTopic } from '../../libs/pipeline/topology.js';
 
-export const FRESH_GROUP = 'relay-deliverer-fresh';
 
 export interface FreshDestinationsDeps {
   /** The destination topics' handler: it sees each destination's records as a batch of that destination's topic. */

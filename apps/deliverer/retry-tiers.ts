@@ -1,11 +1,11 @@
 import type { BatchOutcome, OutgoingMessage, Producer, RecordBatch } from '../../libs/broker/broker.js';
-import { RETRY_TIERS, retryTierTopic, tierFor, type RetryTier } from '../../libs/delivery/retry-schedule.js';
+import { RETRY_TIERS, tierFor, type RetryTier } from '../../libs/delivery/retry-schedule.js';
 import { decodeDeliveryJob, deliveryJobMessage, encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { isDependencyFailure } from '../../libs/pipeline/poison-records.js';
 import type { AttemptReporter } from './attempt-reporter.js';
 import type { PauseHolds } from './pause-holds.js';
+import { retryTierTopic } from '../../libs/pipeline/topology.js';
 
-export const RETRY_GROUP = 'relay-retry';
 const NOT_DUE = 'not_due';
 
 const TIERS_BY_TOPIC = new Map<string, RetryTier>(RETRY_TIERS.map((tier) => [retryTierTopic(tier), tier]));

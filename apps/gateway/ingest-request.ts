@@ -5,12 +5,13 @@ import { dedupKeys } from '../../libs/dedup/dedup-keys.js';
 import { payloadHash, sha256Hex } from '../../libs/dedup/payload-hash.js';
 import { matchesAny, parseClientAddress } from '../../libs/net/ip-rules.js';
 import { formFields, parsePayload } from '../../libs/payload/payload-document.js';
-import { encodeIngestMessage, INGEST_TOPIC, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
+import { encodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { verifySignature } from '../../libs/signatures/verify-signature.js';
 import type { LedgerKey } from '../../libs/store/dedup-ledger.js';
 import { IpNotAllowedError, InvalidSignatureError, SourceDisabledError, SourceNotFoundError } from './ingest-errors.js';
 import { readRawBody } from './raw-body.js';
 import type { ResolvedSource } from './source-resolver.js';
+import { INGEST_TOPIC } from '../../libs/pipeline/topology.js';
 
 /** The ports ingest runs on; the composition root wires the store, the broker and the cache in. */
 export interface IngestDeps {

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import type { Context } from 'mocha';
 import type { Plan } from '../../libs/config/config.js';
-import { INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
 import { apiClient, type ApiCall, type ApiResponse, type RequestOptions } from '../../libs/testing/api-client.js';
 import type { StoreTarget } from '../../libs/testing/store-targets.js';
 import { created, startApiHarness, type ApiHarness } from '../api/api-test-harness.js';
+import { INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 
 /** An event row as the router stored it, in the same shape on SQLite and PostgreSQL. */
 export interface StoredEvent {
@@ -41,7 +41,6 @@ export interface IngestHarness {
   stop(): Promise<void>;
 }
 
-const ROUTER_GROUP = 'relay-router';
 const SETTLE_TIMEOUT_MS = 10_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,12 +1,12 @@
 import type { Broker, BrokerRecord } from '../../libs/broker/broker.js';
-import { ATTEMPTS_TOPIC, decodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
+import { decodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
 import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { tickBatcher } from '../../libs/store/tick-batcher.js';
 import { recordAttempts, refreshEvent } from '../../libs/ledger/attempts.js';
+import { ATTEMPTS_TOPIC, RECORDER_GROUP } from '../../libs/pipeline/topology.js';
 
-export const RECORDER_GROUP = 'relay-recorder';
 
 /**
  * Writes one partition's attempts. On SQLite the batches of one event-loop turn share a transaction:

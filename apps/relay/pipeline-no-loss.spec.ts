@@ -2,19 +2,15 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import { dedupKeys } from '../../libs/dedup/dedup-keys.js';
 import { newId } from '../../libs/ids/ids.js';
-import { destinationTopic, FRESH_DESTINATIONS_TOPIC } from '../../libs/pipeline/delivery-job.js';
-import { INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
 import type { Store } from '../../libs/store/store.js';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { unusedLoopbackPort } from '../../libs/testing/free-port.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
-import { DELIVERER_GROUP } from '../deliverer/deliverer.js';
-import { FRESH_GROUP } from '../deliverer/fresh-destinations.js';
-import { ROUTER_GROUP } from '../router/router-consumer.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
 import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from './pipeline-fixture.js';
 import { printOutputOnFailure, startRelayProcess, tempDataDir, type RelayProcess } from './relay-process.js';
 import { eventually, useRelayHarness } from './relay-test-harness.js';
+import { DELIVERER_GROUP, destinationTopic, FRESH_DESTINATIONS_TOPIC, FRESH_GROUP, INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 
 /**
  * The `200` promise under crashes: an all-in-one relay process on the embedded default is killed with

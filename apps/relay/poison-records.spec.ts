@@ -3,15 +3,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { OutgoingMessage } from '../../libs/broker/broker.js';
 import { partitionFor } from '../../libs/broker/partitioner.js';
-import { RETRY_TIER_TOPICS } from '../../libs/delivery/retry-schedule.js';
 import { newId } from '../../libs/ids/ids.js';
-import { ATTEMPTS_TOPIC } from '../../libs/pipeline/attempt-record.js';
-import { destinationTopic } from '../../libs/pipeline/delivery-job.js';
-import { CONFIG_TOPIC, INGEST_TOPIC, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
+import { type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond, type HttpSink } from '../../libs/testing/http-sink.js';
 import { sampleSum } from './exposition-samples.js';
 import { eventually, useRelayHarness } from './relay-test-harness.js';
+import { ATTEMPTS_TOPIC, CONFIG_TOPIC, destinationTopic, INGEST_TOPIC, RETRY_TIER_TOPICS } from '../../libs/pipeline/topology.js';
 
 /** Keys that land on each partition of a topic with `count` partitions, so a record can be put on every one. */
 function keysForEveryPartition(count: number): string[] {

@@ -11,7 +11,6 @@ import { probeRouter } from '../../libs/http/probe-router.js';
 import { createLogger, type Logger } from '../../libs/logging/logger.js';
 import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import { metricsRouter } from '../../libs/metrics/metrics-router.js';
-import { CONFIG_TOPIC, INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
 import { decodeConfigChange, encodeConfigChange, type ConfigChange, type ResourceChange } from '../../libs/pipeline/config-change.js';
 import { createDeadLetters, deadLetterPoison } from '../../libs/pipeline/dead-letter.js';
 import { handleIsolatingPoison } from '../../libs/pipeline/poison-records.js';
@@ -26,9 +25,6 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from '../../libs/broker/embedded/embedded-b
 import { createMemoryRateWindows } from '../../libs/store/memory-rate-windows.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { openStore, type Store } from '../../libs/store/store.js';
-import { ATTEMPTS_TOPIC } from '../../libs/pipeline/attempt-record.js';
-import { DEAD_LETTER_TOPIC, destinationTopic, FRESH_DESTINATIONS_PARTITIONS, FRESH_DESTINATIONS_TOPIC } from '../../libs/pipeline/delivery-job.js';
-import { RETRY_TIER_TOPICS } from '../../libs/delivery/retry-schedule.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import { apiRouter } from '../api/api-app.js';
 import { createKeyAuthenticator } from '../api/keys/key-authenticator.js';
@@ -39,21 +35,20 @@ import { replayJobEvents } from '../api/replays/replay-service.js';
 import { createJanitor } from '../janitor/janitor.js';
 import { startEventCountFolding } from '../../libs/store/event-counts.js';
 import { DAY_MS } from '../janitor/retention-sweep.js';
-import { createDeliverer, DELIVERER_GROUP, type Deliverer } from '../deliverer/deliverer.js';
-import { FRESH_GROUP } from '../deliverer/fresh-destinations.js';
-import { RETRY_GROUP } from '../deliverer/retry-tiers.js';
+import { createDeliverer, type Deliverer } from '../deliverer/deliverer.js';
 import { startLagReporter } from './lag-reporter.js';
 import { readinessCheck } from './readiness.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import { createGoneDestinations } from '../deliverer/gone-destinations.js';
 import { createSqlSourceLines } from '../deliverer/source-lines.js';
-import { createRecorderConsumer, RECORDER_GROUP } from '../recorder/recorder-consumer.js';
-import { createRouterConsumer, ROUTER_GROUP } from '../router/router-consumer.js';
+import { createRecorderConsumer } from '../recorder/recorder-consumer.js';
+import { createRouterConsumer } from '../router/router-consumer.js';
 import { createSearchIndexer } from '../router/search-indexer.js';
 import { createRouteTargets } from '../../libs/routing/route-targets.js';
 import { ingestRouter } from '../gateway/ingest-router.js';
 import { createSourceResolver } from '../gateway/source-resolver.js';
 import { bootstrapOrganization, type BootstrapResult } from './bootstrap.js';
+import { CONFIG_TOPIC, configGroupId, CORE_TOPICS, DELIVERER_GROUP, DESTINATION_PARTITIONS, destinationTopic, FRESH_GROUP, RECORDER_GROUP, RETRY_GROUP, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 
 export interface RunningRelay {
   url: string;
@@ -83,24 +78,14 @@ export interface RelayOptions {
 
 const serves = (config: Config, role: Config['role']) => config.role === 'all' || config.role === role;
 
-/** Topics every role expects; partitions allow that many consumers of a group to share the work. */
-const CORE_TOPICS = [
-  { topic: INGEST_TOPIC, partitions: 8 },
-  { topic: ATTEMPTS_TOPIC, partitions: 8 },
-  { topic: CONFIG_TOPIC, partitions: 1 },
-  { topic: DEAD_LETTER_TOPIC, partitions: 1 },
-  ...RETRY_TIER_TOPICS.map((topic) => ({ topic, partitions: 4 })),
-  { topic: FRESH_DESTINATIONS_TOPIC, partitions: FRESH_DESTINATIONS_PARTITIONS },
-];
-
 /**
  * Every process needs every config change, so each has a group of its own. The id is stable across
  * restarts of the same instance (a fresh group per start would leave abandoned groups pinning old
  * records); only an ephemeral port (tests) gets a random one.
  */
-function configGroupId(config: Config): string {
+function configGroupOf(config: Config): string {
   const instance = config.port === 0 ? randomBytes(6).toString('hex') : `${hostname()}-${config.port}`;
-  return `relay-config-${config.role}-${instance}`;
+  return configGroupId(config.role, instance);
 }
 
 /** The composition root: wires config, store, broker and metrics into the roles this process runs. */
@@ -199,7 +184,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     };
     // Every process hears every change: a group of its own, starting at the newest record.
     const configConsumer = broker.consumer({
-      groupId: configGroupId(config),
+      groupId: configGroupOf(config),
       topics: [CONFIG_TOPIC],
       handleBatch: (batch) => {
         const applyAll = async (records: BrokerRecord[]) => records.map(decodeConfigChange).forEach(applyChange);
@@ -247,7 +232,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       });
       // Destinations created while no deliverer ran may have no topic yet; a pattern subscription needs one.
       const destinationIds = await store.sql.all<{ id: string }>('SELECT id FROM destinations');
-      await broker.admin().ensureTopics(destinationIds.map(({ id }) => ({ topic: destinationTopic(id), partitions: 4 })));
+      await broker.admin().ensureTopics(destinationIds.map(({ id }) => ({ topic: destinationTopic(id), partitions: DESTINATION_PARTITIONS })));
       await running.start();
       closers.push(() => running.stop());
       deliverer = running;

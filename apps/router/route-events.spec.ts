@@ -2,12 +2,13 @@ import { expect } from 'chai';
 import type { BrokerRecord, OutgoingMessage } from '../../libs/broker/broker.js';
 import { payloadHash } from '../../libs/dedup/payload-hash.js';
 import { newId } from '../../libs/ids/ids.js';
-import { encodeIngestMessage, INGEST_TOPIC, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
+import { encodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { decodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
 import { openStoreFixture, type StoreFixture } from '../../libs/store/store-test-fixtures.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { routeEvents, type RouterDeps } from './route-events.js';
+import { INGEST_TOPIC } from '../../libs/pipeline/topology.js';
 
 describeEachStore('routeEvents', (target) => {
   let fixture: StoreFixture;

@@ -1,5 +1,4 @@
 import type { BrokerRecord, OutgoingMessage, RecordBatch } from '../../libs/broker/broker.js';
-import { newId } from '../../libs/ids/ids.js';
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
 import { deliveryJobMessage } from '../../libs/pipeline/delivery-job.js';
 import { decodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest-message.js';

@@ -1,8 +1,7 @@
 import type { Broker } from '../../libs/broker/broker.js';
-import { INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
 import { routeEvents, type RouterDeps } from './route-events.js';
+import { INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 
-export const ROUTER_GROUP = 'relay-router';
 
 /** The router role: `relay.ingest` to stored events and per-destination jobs. */
 export function createRouterConsumer(broker: Broker, deps: RouterDeps) {

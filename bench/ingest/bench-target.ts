@@ -19,10 +19,11 @@ import { createHttpApp } from '../../libs/http/http-app.js';
 import { startHttpServer } from '../../libs/http/http-server.js';
 import { newId } from '../../libs/ids/ids.js';
 import { createLogger } from '../../libs/logging/logger.js';
-import { encodeIngestMessage, INGEST_TOPIC } from '../../libs/pipeline/ingest-message.js';
+import { encodeIngestMessage } from '../../libs/pipeline/ingest-message.js';
 import { verifySignature } from '../../libs/signatures/verify-signature.js';
 import type { VerificationConfig } from '../../libs/signatures/verification-config.js';
 import { apiClient } from '../../libs/testing/api-client.js';
+import { INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 
 export interface TargetReady {
   url: string;
@@ -171,7 +172,7 @@ async function startEmbeddedRelay(role: 'all' | 'gateway'): Promise<{ ready: Tar
   const relay = await startRelay(loadConfig({ ...env, RELAY_ROLE: role }), { logger });
   const cpuAtStart = process.cpuUsage();
   const admin = relay.broker.admin();
-  const ingestLag = () => admin.lag('relay-router', [INGEST_TOPIC]);
+  const ingestLag = () => admin.lag(ROUTER_GROUP, [INGEST_TOPIC]);
   return {
     ready: readyAt(relay.url),
     async stop() {

@@ -18,7 +18,7 @@ import { routeEvents } from '../../apps/router/route-events.js';
 import type { BrokerRecord } from '../../libs/broker/broker.js';
 import { payloadHash } from '../../libs/dedup/payload-hash.js';
 import { newId } from '../../libs/ids/ids.js';
-import { encodeIngestMessage, INGEST_TOPIC, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
+import { encodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
 import { indexAllPending } from '../../libs/store/search-index.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
@@ -26,6 +26,7 @@ import { sourceRow } from '../../libs/store/store-test-fixtures.js';
 import { openStore, type Store } from '../../libs/store/store.js';
 import { createTestDatabase } from '../../libs/testing/postgres.js';
 import { processUsage } from '../soak/process-usage.js';
+import { INGEST_TOPIC } from '../../libs/pipeline/topology.js';
 
 const { values: args } = parseArgs({
   options: {

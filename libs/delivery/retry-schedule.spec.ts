@@ -1,15 +1,8 @@
 import { expect } from 'chai';
 import type { AttemptOutcome } from './attempt-outcome.js';
 import { parseRetryAfterMs } from './retry-after.js';
-import {
-  nextAttemptPlan,
-  RETRY_TIER_TOPICS,
-  retryDelayMs,
-  retryPolicySchema,
-  retryTierTopic,
-  tierFor,
-  type RetryPolicy,
-} from './retry-schedule.js';
+import { nextAttemptPlan, retryDelayMs, retryPolicySchema, tierFor, type RetryPolicy } from './retry-schedule.js';
+import { RETRY_TIER_TOPICS, retryTierTopic } from '../pipeline/topology.js';
 
 const defaults: RetryPolicy = retryPolicySchema.parse({});
 const noJitter = { jitter: 0 };

@@ -74,7 +74,7 @@ export interface RetryTier {
   delayMs: number;
 }
 
-/** The delay tiers, shortest first; each has its own topic `relay.retry.<name>`. */
+/** The delay tiers, shortest first; each has its own topic (`retryTierTopic` in libs/pipeline/topology.ts). */
 export const RETRY_TIERS: readonly RetryTier[] = [
   { name: '1s', delayMs: 1_000 },
   { name: '5s', delayMs: 5_000 },
@@ -94,8 +94,4 @@ export function tierFor(msUntilDue: number): RetryTier {
   return chosen;
 }
 
-export function retryTierTopic(tier: RetryTier): string {
-  return `relay.retry.${tier.name}`;
-}
 
-export const RETRY_TIER_TOPICS: readonly string[] = RETRY_TIERS.map(retryTierTopic);

@@ -1,7 +1,6 @@
 import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
 import { jsonValue, type FieldTypes } from './record-json.js';
 
-export const ATTEMPTS_TOPIC = 'relay.attempts';
 
 /** What became of the delivery after this attempt. */
 export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed';

@@ -1,6 +1,7 @@
 import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
-import { DEAD_LETTER_TOPIC, encodeDeliveryJob, type DeliveryJob } from './delivery-job.js';
+import { encodeDeliveryJob, type DeliveryJob } from './delivery-job.js';
 import { poisonReason } from './poison-records.js';
+import { DEAD_LETTER_TOPIC } from './topology.js';
 
 /** Why a record went to relay.dead; also the `reason` label of `relay_dead_letters_total`. */
 export type DeadLetterReason = 'retries_exhausted' | 'destination_gone' | 'destination_deleted' | 'malformed_record' | 'poison_record';

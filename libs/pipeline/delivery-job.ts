@@ -1,23 +1,6 @@
 import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
 import { jsonHeader, type FieldTypes } from './record-json.js';
-
-/** Topic of one destination's delivery jobs: a slow destination never delays another. */
-export const destinationTopic = (destinationId: string) => `relay.dst.${destinationId}`;
-export const DESTINATION_TOPIC_PATTERN = /^relay\.dst\./;
-export const DEAD_LETTER_TOPIC = 'relay.dead';
-
-/**
- * Shared topic of the first attempts of destinations created lately, which the deliverers' pattern
- * subscription may not cover yet: a subscription grows only through a group rebalance, while this topic
- * is consumed from the deliverer's start (docs/DECISIONS.md, "New destinations on Kafka").
- */
-export const FRESH_DESTINATIONS_TOPIC = 'relay.fresh';
-
-/**
- * Its records are keyed by destination; the deliverer hands each destination's jobs over without
- * waiting for their answers (apps/deliverer/fresh-destinations.ts), so partitions only spread the load.
- */
-export const FRESH_DESTINATIONS_PARTITIONS = 16;
+import { destinationTopic, FRESH_DESTINATIONS_TOPIC } from './topology.js';
 
 /**
  * How long after its creation a destination's jobs go through relay.fresh: well past the

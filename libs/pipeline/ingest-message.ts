@@ -1,8 +1,6 @@
 import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
 import { jsonHeader, type FieldTypes } from './record-json.js';
 
-export const INGEST_TOPIC = 'relay.ingest';
-export const CONFIG_TOPIC = 'relay.config';
 
 /** What the gateway knows about a received webhook, besides its body. */
 export interface IngestMeta {

@@ -2,12 +2,13 @@ import type { BrokerRecord, OutgoingMessage } from '../../../libs/broker/broker.
 import { payloadHash } from '../../../libs/dedup/payload-hash.js';
 import { newId } from '../../../libs/ids/ids.js';
 import type { AttemptRecord } from '../../../libs/pipeline/attempt-record.js';
-import { decodeDeliveryJob, destinationTopic, FRESH_DESTINATIONS_TOPIC, type DeliveryJob } from '../../../libs/pipeline/delivery-job.js';
-import { encodeIngestMessage, INGEST_TOPIC, type IngestMeta } from '../../../libs/pipeline/ingest-message.js';
+import { decodeDeliveryJob, type DeliveryJob } from '../../../libs/pipeline/delivery-job.js';
+import { encodeIngestMessage, type IngestMeta } from '../../../libs/pipeline/ingest-message.js';
 import { recordAttempts } from '../../../libs/ledger/attempts.js';
 import { routeEvents } from '../../router/route-events.js';
 import type { RouteTarget } from '../../../libs/routing/route-targets.js';
 import { created, type ApiHarness } from '../api-test-harness.js';
+import { destinationTopic, FRESH_DESTINATIONS_TOPIC, INGEST_TOPIC } from '../../../libs/pipeline/topology.js';
 
 /**
  * Test support: events stored by the router's own code (`routeEvents` over a `relay.ingest` record) at

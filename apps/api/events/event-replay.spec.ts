@@ -4,7 +4,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { openEmbeddedBroker } from '../../../libs/broker/embedded/embedded-broker.js';
 import { UnavailableError } from '../../../libs/errors/errors.js';
-import { destinationTopic } from '../../../libs/pipeline/delivery-job.js';
 import { hang, startHttpSink, type HttpSink } from '../../../libs/testing/http-sink.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import { expirePayloads, DAY_MS } from '../../janitor/retention-sweep.js';
@@ -12,6 +11,7 @@ import { createRouteTargets } from '../../../libs/routing/route-targets.js';
 import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
 import { createDestination, createRoute, createSource, orgIds, recordTries, seedEvent, watchDestinationTopic, type SeededEvent } from './event-fixtures.js';
 import { MAX_BULK_REPLAY_DELIVERIES, replayEvent } from './event-replay.js';
+import { destinationTopic } from '../../../libs/pipeline/topology.js';
 
 type Watcher = Awaited<ReturnType<typeof watchDestinationTopic>>;
 

@@ -1,6 +1,6 @@
 import { NotFoundError, UnavailableError, ValidationError } from '../../../libs/errors/errors.js';
 import type { OutgoingMessage } from '../../../libs/broker/broker.js';
-import { destinationTopic, encodeDeliveryJob } from '../../../libs/pipeline/delivery-job.js';
+import { encodeDeliveryJob } from '../../../libs/pipeline/delivery-job.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
 import { refreshEvent } from '../../../libs/ledger/attempts.js';
 import { createPendingDeliveries } from '../../../libs/ledger/deliveries.js';
@@ -8,6 +8,7 @@ import { matchRoutes, type RouteTarget } from '../../../libs/routing/route-targe
 import type { ApiDeps, Tenant } from '../api-deps.js';
 import { selectEvents, type EventRecord } from './event-queries.js';
 import { openedBody, payloadExpired, requireEvent, storedBody, storedEventDocument } from './event-service.js';
+import { destinationTopic } from '../../../libs/pipeline/topology.js';
 
 /** What replaying needs of the API's dependencies. */
 export type ReplayDeps = Pick<ApiDeps, 'store' | 'secrets' | 'now' | 'publish' | 'routesFor'>;
