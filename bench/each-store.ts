@@ -39,7 +39,6 @@ export async function forEachStoreRelay(
     const dataDir = (store === 'sqlite' && reuse.sqliteDataDir) || fs.mkdtempSync(path.join(os.tmpdir(), 'relay-bench-'));
     const database = store === 'postgres' && !reuse.postgresUrl ? await createTestDatabase() : undefined;
     const databaseUrl = store === 'postgres' ? (reuse.postgresUrl ?? database!.url) : undefined;
-    const fresh = { dataDir: dataDir !== reuse.sqliteDataDir, database: database !== undefined };
     const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, ...env });
     const relay = await startRelay(config, { logger: createLogger({ level: 'silent' }) });
     try {
@@ -48,8 +47,8 @@ export async function forEachStoreRelay(
       await relay.close();
       if (reuse.keep) console.log(`[${store}] kept: ${store === 'postgres' ? `--postgres-url ${databaseUrl}` : `--sqlite-data-dir ${dataDir}`}`);
       else {
-        if (fresh.database) await database!.drop();
-        if (fresh.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+        await database?.drop();
+        if (dataDir !== reuse.sqliteDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
       }
     }
   }

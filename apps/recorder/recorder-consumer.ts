@@ -4,7 +4,7 @@ import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-let
 import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { tickBatcher } from '../../libs/store/tick-batcher.js';
-import { recordAttempts, refreshEvent } from '../../libs/ledger/attempts.js';
+import { recordAttempts, refreshEvents } from '../../libs/ledger/attempts.js';
 import { ATTEMPTS_TOPIC, RECORDER_GROUP } from '../../libs/pipeline/topology.js';
 
 
@@ -34,7 +34,7 @@ async function failPoisonedAttempt(sql: SqlClient, record: BrokerRecord, detail:
       attempt.completedAt,
       attempt.deliveryId,
     ]);
-    await refreshEvent(tx, attempt.eventId);
+    await refreshEvents(tx, [attempt.eventId]);
     await tx.run('UPDATE events SET failure_reason = ? WHERE id = ?', [`An attempt could not be recorded: ${detail}`, attempt.eventId]);
   });
 }

@@ -140,7 +140,11 @@ async function pendingDeliveries(tx: SqlClient, eventIds: string[]): Promise<Map
      WHERE event_id IN (${eventIds.map(() => '?').join(', ')}) AND status = 'pending' ORDER BY id`,
     eventIds,
   );
-  for (const { eventId, ...delivery } of rows) byEvent.set(eventId, [...(byEvent.get(eventId) ?? []), delivery]);
+  for (const { eventId, ...delivery } of rows) {
+    const deliveries = byEvent.get(eventId);
+    if (deliveries) deliveries.push(delivery);
+    else byEvent.set(eventId, [delivery]);
+  }
   return byEvent;
 }
 

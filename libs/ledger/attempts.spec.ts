@@ -5,6 +5,7 @@ import type { SqlClient } from '../store/sql-client.js';
 import { insertEventRow, openStoreFixture, type StoreFixture } from '../store/store-test-fixtures.js';
 import { describeEachStore } from '../testing/store-targets.js';
 import { recordAttempts } from './attempts.js';
+import { createPendingDeliveries } from './deliveries.js';
 
 describeEachStore('recordAttempts', (target) => {
   let fixture: StoreFixture;
@@ -26,15 +27,9 @@ describeEachStore('recordAttempts', (target) => {
   /** An event with one pending delivery per destination; its delivery ids, in destination order. */
   async function eventWithDeliveries(): Promise<{ eventId: string; deliveryIds: string[] }> {
     const eventId = await insertEventRow(sql, fixture.org.id, sourceId, '{}');
-    const deliveryIds = destinations.map(() => newId('dlv'));
-    for (const [index, id] of deliveryIds.entries()) {
-      await sql.run(
-        `INSERT INTO deliveries (id, org_id, event_id, destination_id, destination_name, status, attempt_count, created_at, updated_at)
-         VALUES (?, ?, ?, ?, 'Sink', 'pending', 0, 0, 0)`,
-        [id, fixture.org.id, eventId, destinations[index]],
-      );
-    }
-    return { eventId, deliveryIds };
+    const targets = destinations.map((destinationId) => ({ destinationId, destinationName: 'Sink' }));
+    const [created] = await createPendingDeliveries(sql, [{ orgId: fixture.org.id, eventId, targets }], 0);
+    return { eventId, deliveryIds: created!.map((delivery) => delivery.id) };
   }
 
   const attempt = (event: { eventId: string; deliveryIds: string[] }, index: number, attemptNumber: number, ok: boolean): AttemptRecord => ({

@@ -91,9 +91,6 @@ export async function refreshEvents(tx: SqlClient, eventIds: string[]): Promise<
   await runForRows(tx, eventUpdate(tx), rows);
 }
 
-/** One event's refresh (refreshEvents). */
-export const refreshEvent = (tx: SqlClient, eventId: string) => refreshEvents(tx, [eventId]);
-
 /**
  * Writes a batch of attempts in one transaction: the attempt rows, each delivery's status, the status and
  * counters of every event they touch, and destination statistics. Idempotent on attempt ids (records are

@@ -2,7 +2,7 @@ import { NotFoundError, UnavailableError, ValidationError } from '../../../libs/
 import type { OutgoingMessage } from '../../../libs/broker/broker.js';
 import { encodeDeliveryJob } from '../../../libs/pipeline/delivery-job.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
-import { refreshEvent } from '../../../libs/ledger/attempts.js';
+import { refreshEvents } from '../../../libs/ledger/attempts.js';
 import { createPendingDeliveries } from '../../../libs/ledger/deliveries.js';
 import { matchRoutes, type RouteTarget } from '../../../libs/routing/route-targets.js';
 import type { ApiDeps, Tenant } from '../api-deps.js';
@@ -99,7 +99,7 @@ async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedD
   if (unqueued.length === 0) return;
   await deps.store.sql.transaction(async (tx) => {
     for (const delivery of unqueued) await tx.run('DELETE FROM deliveries WHERE id = ?', [delivery.id]);
-    for (const eventId of new Set(unqueued.map((d) => d.replay.event.id))) await refreshEvent(tx, eventId);
+    await refreshEvents(tx, unqueued.map((d) => d.replay.event.id));
   });
   const cause = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
   throw new UnavailableError(`${unqueued.length} of ${deliveries.length} deliveries could not be queued; try again`, cause);
