@@ -21,12 +21,9 @@ export interface ApiDeps {
   trustProxy: number;
   logger: Logger;
   now: () => number;
-  /** Tells every process that cached configuration changed (gateway caches, deliverer subscriptions). */
+  /** Applies a configuration change here and tells every other process (gateway caches, deliverer subscriptions). */
   announce(change: ResourceChange): Promise<void>;
-  /**
-   * A destination's circuit as the deliverer in this process sees it. Deliverers in other processes do
-   * not report theirs yet; there it reads `closed`.
-   */
+  /** A destination's circuit as the deliverers announced it, in this process or another (`closed` until one does). */
   circuitState(destinationId: string): CircuitState;
   /** Publishes delivery jobs (replays); resolves once the broker holds them durably. */
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;

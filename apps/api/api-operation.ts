@@ -9,7 +9,6 @@ import type { DocumentedOperation, OperationScope } from '../../libs/http/operat
 import type { ApiKeyScope } from '../../libs/store/entities/api-key.js';
 import type { PageQuery } from '../../libs/store/org-scoped-repository.js';
 import type { ApiDeps, Caller } from './api-deps.js';
-import { announceChanges } from './announce-changes.js';
 import { authenticate } from './authenticate.js';
 import type { ApiPrincipal } from './keys/key-authenticator.js';
 import { parseBody, parseOptionalBody, parseQuery } from './request-input.js';
@@ -92,16 +91,15 @@ const routerPath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
 
 /**
  * Routes the operations in the order given (literal segments such as `export` before `{id}`). Every
- * operation but a public one authenticates the key, checks its scope, reads a JSON body and announces
- * successful writes, before the handler runs.
+ * operation but a public one authenticates the key, checks its scope and reads a JSON body before the
+ * handler runs. Handlers' domain functions announce the configuration changes they make.
  */
 export function operationsRouter(deps: ApiDeps, operations: readonly ApiOperation[]): Router {
   const router = createRouter();
   const identify = authenticate(deps);
   const readJson = jsonBody();
-  const announce = announceChanges(deps);
   for (const operation of operations) {
-    const guards = operation.scope === 'public' ? [] : [identify, requireScope(operation), readJson, announce];
+    const guards = operation.scope === 'public' ? [] : [identify, requireScope(operation), readJson];
     router.register(routerPath(operation.path), [operation.method.toUpperCase()], [...guards, serve(deps, operation)]);
   }
   return router;

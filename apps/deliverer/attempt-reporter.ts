@@ -37,11 +37,7 @@ export const POISON_RECORD = 'poison_record';
 export function createAttemptReporter(options: AttemptReporterOptions) {
   const { producer, metrics, now } = options;
 
-  async function publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
-    const stopTimer = metrics.brokerPublishDuration.startTimer({ topic });
-    await producer.send(topic, messages);
-    stopTimer();
-  }
+  const publish = (topic: string, messages: OutgoingMessage[]) => producer.send(topic, messages);
 
   const deadLetter = createDeadLetters(publish, metrics.deadLetters);
 

@@ -282,6 +282,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       if (change && change.kind !== 'destination' && change.kind !== 'organization') return;
       const destinationId = change?.kind === 'destination' && change.id !== '*' ? change.id : undefined;
       lookup.invalidate(destinationId);
+      // Only a secret changed: the next lookup opens the new one; breakers, holds and topics stay.
+      if (change?.action === 'rotated') return;
       if (destinationId && change?.action !== 'created') resetDestination(destinationId, change?.action === 'deleted');
       const holds = running?.destinationHolds;
       if (holds) {

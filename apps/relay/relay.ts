@@ -1,9 +1,7 @@
-import type Router from '@koa/router';
-import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Broker, BrokerRecord, OutgoingMessage } from '../../libs/broker/broker.js';
+import { randomBytes } from 'node:crypto';
+import type { Broker } from '../../libs/broker/broker.js';
 import { createBroker } from '../../libs/broker/create-broker.js';
-import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import type { Config } from '../../libs/config/config.js';
 import { createHttpApp } from '../../libs/http/http-app.js';
 import { startHttpServer } from '../../libs/http/http-server.js';
@@ -11,44 +9,27 @@ import { probeRouter } from '../../libs/http/probe-router.js';
 import { createLogger, type Logger } from '../../libs/logging/logger.js';
 import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import { metricsRouter } from '../../libs/metrics/metrics-router.js';
-import { decodeConfigChange, encodeConfigChange, type ConfigChange, type ResourceChange } from '../../libs/pipeline/config-change.js';
-import { createDeadLetters, deadLetterPoison } from '../../libs/pipeline/dead-letter.js';
-import { handleIsolatingPoison } from '../../libs/pipeline/poison-records.js';
-import { sealedPayload } from '../../libs/payload/stored-payload.js';
+import { createDeadLetters } from '../../libs/pipeline/dead-letter.js';
 import { makeDataDirPrivate } from '../../libs/storage/private-data-dir.js';
 import { loadOrCreateKeyFile } from '../../libs/secrets/key-file.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
-import { createDedupLedger, type DedupLedger } from '../../libs/store/dedup-ledger.js';
-import { openDedupJournal } from '../../libs/store/dedup-journal.js';
+import type { DedupLedger } from '../../libs/store/dedup-ledger.js';
 import { largestPayloadBytes, planLimits } from '../../libs/config/plan-limits.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../libs/broker/embedded/embedded-broker.js';
-import { createMemoryRateWindows } from '../../libs/store/memory-rate-windows.js';
-import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { openStore, type Store } from '../../libs/store/store.js';
-import { createHttpSender } from '../../libs/delivery/send-request.js';
-import { apiRouter } from '../api/api-app.js';
-import { createKeyAuthenticator } from '../api/keys/key-authenticator.js';
-import { loadConsoleAssets } from '../console/console-assets.js';
-import { consoleRouter } from '../console/console-router.js';
-import { createReplayRunner } from '../api/replays/replay-runner.js';
-import { replayJobEvents } from '../api/replays/replay-service.js';
-import { createJanitor } from '../janitor/janitor.js';
-import { startEventCountFolding } from '../../libs/store/event-counts.js';
-import { DAY_MS } from '../janitor/retention-sweep.js';
-import { createDeliverer, type Deliverer } from '../deliverer/deliverer.js';
+import type { Infrastructure, Role, RoleBuilder } from '../../libs/roles/role.js';
+import { configGroupId, CORE_TOPICS } from '../../libs/pipeline/topology.js';
+import { apiRole } from '../api/api-role.js';
+import { buildDelivererRole } from '../deliverer/deliverer-role.js';
+import { gatewayRole, type GatewayRole } from '../gateway/gateway-role.js';
+import { buildConsoleRole } from '../console/console-role.js';
+import { buildJanitorRole } from '../janitor/janitor-role.js';
+import { buildRecorderRole } from '../recorder/recorder-role.js';
+import { buildRouterRole } from '../router/router-role.js';
+import { bootstrapOrganization, type BootstrapResult } from './bootstrap.js';
+import { createConfigChannel } from './config-channel.js';
 import { startLagReporter } from './lag-reporter.js';
 import { readinessCheck } from './readiness.js';
-import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
-import { createGoneDestinations } from '../deliverer/gone-destinations.js';
-import { createSqlSourceLines } from '../deliverer/source-lines.js';
-import { createRecorderConsumer } from '../recorder/recorder-consumer.js';
-import { createRouterConsumer } from '../router/router-consumer.js';
-import { createSearchIndexer } from '../router/search-indexer.js';
-import { createRouteTargets } from '../../libs/routing/route-targets.js';
-import { ingestRouter } from '../gateway/ingest-router.js';
-import { createSourceResolver } from '../gateway/source-resolver.js';
-import { bootstrapOrganization, type BootstrapResult } from './bootstrap.js';
-import { CONFIG_TOPIC, configGroupId, CORE_TOPICS, DELIVERER_GROUP, DESTINATION_PARTITIONS, destinationTopic, FRESH_GROUP, RECORDER_GROUP, RETRY_GROUP, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 
 export interface RunningRelay {
   url: string;
@@ -76,7 +57,23 @@ export interface RelayOptions {
   replaySnapshotChunk?: number;
 }
 
-const serves = (config: Config, role: Config['role']) => config.role === 'all' || config.role === role;
+/**
+ * The roles a process can run, in start order; they stop in reverse. Recorder first and router last of
+ * the consumers, so stopping takes no new work first and the recorder stores the outcomes of the
+ * deliverer's last requests. The gateway's routes come before the API's: at ingest rates, its requests
+ * should not be matched against every API route on the way. The console and the janitor run where the API does.
+ */
+function roleTable(options: RelayOptions): { role: Exclude<Config['role'], 'all'>; build: RoleBuilder }[] {
+  return [
+    { role: 'recorder', build: buildRecorderRole },
+    { role: 'deliverer', build: buildDelivererRole },
+    { role: 'router', build: buildRouterRole },
+    { role: 'gateway', build: gatewayRole({ clock: options.gatewayClock }) },
+    { role: 'api', build: apiRole({ replaySnapshotChunk: options.replaySnapshotChunk }) },
+    { role: 'api', build: buildConsoleRole },
+    { role: 'api', build: buildJanitorRole },
+  ];
+}
 
 /**
  * Every process needs every config change, so each has a group of its own. The id is stable across
@@ -129,133 +126,30 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       },
       // A raised enterprise payload limit must still fit in one record.
       embedded: { maxMessageBytes: Math.max(DEFAULT_MAX_MESSAGE_BYTES, largestPayloadBytes(limits)) },
+      onPublish: ({ topic, durationMs }) => metrics.brokerPublishDuration.observe({ topic }, durationMs / 1000),
     });
     closers.push(() => broker.close());
     // The files this start created (store, log, their WAL files) get the mode the rest already has.
     makeDataDirPrivate(config.dataDir);
     await broker.admin().ensureTopics(CORE_TOPICS);
     const producer = broker.producer();
-    // The gateway's, router's and api's publishes go through here, so their latency is measured; the
-    // deliverer's attempt reporter times its own. Not timed: the retry tiers moving jobs on, and the
-    // recorder's dead letters of records it cannot decode.
-    const publish = async (topic: string, messages: OutgoingMessage[]) => {
-      const stopTimer = metrics.brokerPublishDuration.startTimer({ topic });
-      await producer.send(topic, messages);
-      stopTimer();
-    };
+    const publish: Infrastructure['publish'] = (topic, messages) => producer.send(topic, messages);
     const deadLetters = createDeadLetters(publish, metrics.deadLetters);
     const bootstrap = await bootstrapOrganization(store, config, logger);
+    const configChannel = createConfigChannel({ broker, publish, deadLetters, groupId: configGroupOf(config) });
+    const infrastructure: Infrastructure = { config, logger, metrics, store, broker, secrets, limits, publish, deadLetters, announce: configChannel.announce };
 
-    const resolver = createSourceResolver({
-      lookup: { organizationBySlug: (slug) => store.organizations.bySlug(slug), sourceBySlug: (orgId, slug) => store.sources.findOneBy(orgId, { slug }) },
-      secrets,
-      limits,
-    });
-    const routeTargets = createRouteTargets(store.sql);
-    const apiKeys = createKeyAuthenticator({
-      keys: store.apiKeys,
-      organizations: store.organizations,
-      onTouchError: (error) => logger.warn({ err: error }, "could not record an API key's last use"),
-    });
-    let deliverer: Deliverer | undefined;
-    // Refreshing a Kafka subscription means a rebalance (seconds): it runs behind, one at a time, and
-    // never holds up the API answer or the config consumer. Jobs wait in their topic meanwhile.
-    let delivererRefresh = Promise.resolve();
-    // The breaker states deliverers announce, for an api process that runs no deliverer of its own.
-    const announcedCircuits = new Map<string, CircuitState>();
-    const applyChange = (change: ConfigChange) => {
-      // A revoked key stops working in every process that hears this.
-      if (change.kind === 'key') return apiKeys.forget(change.id);
-      if (change.kind === 'circuit') {
-        announcedCircuits.set(change.destinationId, change.state);
-        // Not behind the subscription refreshes below: a breaker state is taken on at once.
-        deliverer?.refresh(change).catch((error: unknown) => logger.warn({ err: error, change }, 'circuit state not taken on'));
-        return;
-      }
-      // A changed or deleted destination starts over with a closed circuit (the deliverers reset it).
-      if (change.kind === 'destination') announcedCircuits.delete(change.id);
-      if (change.kind !== 'destination') resolver.invalidate();
-      routeTargets.invalidate();
-      if (!deliverer) return;
-      const running = deliverer;
-      delivererRefresh = delivererRefresh
-        .then(() => running.refresh(change))
-        .catch((error: unknown) => logger.warn({ err: error, change }, 'deliverer refresh failed'));
-    };
-    // Every process hears every change: a group of its own, starting at the newest record.
-    const configConsumer = broker.consumer({
-      groupId: configGroupOf(config),
-      topics: [CONFIG_TOPIC],
-      handleBatch: (batch) => {
-        const applyAll = async (records: BrokerRecord[]) => records.map(decodeConfigChange).forEach(applyChange);
-        return handleIsolatingPoison(batch.records, {
-          all: applyAll,
-          one: (record) => applyAll([record]),
-          deadLetter: (record, error) => deadLetterPoison(deadLetters, record, error),
-        });
-      },
-    });
-    await configConsumer.start();
-    closers.push(() => configConsumer.stop());
-    const announce = async (change: ResourceChange) => {
-      applyChange(change);
-      await publish(CONFIG_TOPIC, [encodeConfigChange(change)]);
-    };
-    // Started recorder first and router last, so closing (in reverse) stops taking new work first and
-    // lets the recorder store the outcomes of the deliverer's last requests.
-    const groups: string[] = [];
-    if (serves(config, 'recorder')) {
-      const recorder = createRecorderConsumer(broker, store.sql, deadLetters);
-      await recorder.start();
-      closers.push(() => recorder.stop());
-      groups.push(RECORDER_GROUP);
+    const roles: Role[] = [];
+    for (const { role, build } of roleTable(options)) if (config.role === 'all' || config.role === role) roles.push(await build(infrastructure));
+    for (const role of roles) if (role.onConfigChange) configChannel.listen(role.onConfigChange);
+    await configChannel.start();
+    closers.push(() => configChannel.stop());
+    for (const role of roles) {
+      // A role that failed to start may hold what it opened while building: stopping it releases that.
+      closers.push(() => role.stop());
+      await role.start();
     }
-    if (serves(config, 'deliverer')) {
-      const running = createDeliverer({
-        broker,
-        lookup: createStoreDeliveryLookup(store, secrets),
-        secrets,
-        sender: createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations }),
-        metrics,
-        gone: createGoneDestinations(store.sql, announce),
-        lines: createSqlSourceLines(store.sql),
-        logger,
-        jitter: config.retryJitter,
-        maxInFlightPerSource: config.maxInFlightPerSource,
-        // Several deliverers share a destination's partitions on Kafka: its rate is counted in the store.
-        ...(config.kafkaBrokers ? { sharedRateWindows: createRateWindows(store.sql) } : {}),
-        // Published, not awaited: a breaker's change must not wait on the broker (or fail a delivery).
-        onCircuitChange: (destinationId, state) =>
-          void publish(CONFIG_TOPIC, [encodeConfigChange({ kind: 'circuit', destinationId, state })]).catch((error: unknown) =>
-            logger.warn({ err: error, destinationId, state }, 'circuit state announcement failed'),
-          ),
-      });
-      // Destinations created while no deliverer ran may have no topic yet; a pattern subscription needs one.
-      const destinationIds = await store.sql.all<{ id: string }>('SELECT id FROM destinations');
-      await broker.admin().ensureTopics(destinationIds.map(({ id }) => ({ topic: destinationTopic(id), partitions: DESTINATION_PARTITIONS })));
-      await running.start();
-      closers.push(() => running.stop());
-      deliverer = running;
-      groups.push(DELIVERER_GROUP, FRESH_GROUP, RETRY_GROUP);
-    }
-    if (serves(config, 'router')) {
-      const router = createRouterConsumer(broker, {
-        sql: store.sql,
-        routesFor: routeTargets.forSource,
-        publish,
-        now: Date.now,
-        secrets,
-        deadLetters,
-        freshDestinations: Boolean(config.kafkaBrokers),
-      });
-      await router.start();
-      closers.push(() => router.stop());
-      groups.push(ROUTER_GROUP);
-      // The router stores events, so it indexes them for search, behind its inserts (docs/DECISIONS.md).
-      const searchIndexer = createSearchIndexer({ sql: store.sql, lag: metrics.searchIndexLag, logger });
-      searchIndexer.start();
-      closers.push(() => searchIndexer.stop());
-    }
+    const groups = roles.flatMap((role) => role.consumerGroups ?? []);
     if (groups.length > 0) {
       const lag = startLagReporter({ admin: broker.admin(), groups, gauge: metrics.consumerLag, logger });
       closers.push(async () => lag.stop());
@@ -266,84 +160,14 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       { name: 'store', ping: () => store.ping() },
       { name: 'broker', ping: () => broker.admin().listTopics() },
     ]);
-    const routers: Router[] = [probeRouter(ready), metricsRouter(metrics.registry, config.metricsToken)];
-    let ledger: DedupLedger | undefined;
-    // Ingest first: at ingest rates, its requests should not be matched against every API route on the way.
-    if (serves(config, 'gateway')) {
-      // On the embedded log this process is the only gateway (the log has one owner), so rate windows
-      // are counted in memory; with the SQLite store beside that log, nothing else can write its dedup
-      // journal either, so claims are decided in memory and appended (docs/DECISIONS.md).
-      if (config.kafkaBrokers || config.databaseUrl) ledger = createDedupLedger(store.sql);
-      else {
-        const journal = await openDedupJournal(store.sql, { onPurgeError: (error) => logger.warn({ err: error }, 'dedup journal purge failed') });
-        closers.push(() => journal.close());
-        metrics.observeDedupIndex(journal.indexedKeys);
-        ledger = journal;
-      }
-      const rateWindows = config.kafkaBrokers ? createRateWindows(store.sql) : createMemoryRateWindows();
-      routers.push(
-        ingestRouter({
-          deps: {
-            resolveSource: resolver.get,
-            dedup: ledger,
-            rateWindows,
-            publish: (topic, message) => publish(topic, [message]),
-            seal: (body) => sealedPayload(body, secrets).bytes,
-            now: options.gatewayClock ?? Date.now,
-          },
-          metrics,
-          trustProxy: config.trustProxy,
-          publicUrl: config.publicUrl,
-        }),
-      );
-    }
-    if (serves(config, 'api')) {
-      const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations });
-      closers.push(() => httpSender.close());
-      const replayDeps = { store, secrets, now: Date.now, publish, routesFor: routeTargets.forSource };
-      const replayRunner = createReplayRunner({
-        sql: store.sql,
-        replayEvents: replayJobEvents(replayDeps),
-        logger,
-        snapshotChunk: options.replaySnapshotChunk,
-      });
-      routers.push(
-        apiRouter({
-          ...replayDeps,
-          apiKeys,
-          publicUrl: config.publicUrl,
-          trustProxy: config.trustProxy,
-          logger,
-          announce,
-          httpSender,
-          circuitState: (destinationId) => deliverer?.circuitState(destinationId) ?? announcedCircuits.get(destinationId) ?? 'closed',
-          wakeReplays: () => replayRunner.wake(),
-        }),
-      );
-      routers.push(consoleRouter(await loadConsoleAssets()));
-      // Jobs left running by a previous process go on from their cursors.
-      replayRunner.start();
-      closers.push(() => replayRunner.stop());
-      const janitor = createJanitor({
-        sql: store.sql,
-        dedup: createDedupLedger(store.sql),
-        rateWindows: createRateWindows(store.sql),
-        payloadRetentionMs: config.payloadRetentionDays * DAY_MS,
-        eventRetentionMs: config.eventRetentionDays * DAY_MS,
-        logger,
-      });
-      janitor.start();
-      closers.push(() => janitor.stop());
-      // Beside the API, which reads the counts: folded often enough that a count sums a few rows per key.
-      const folding = startEventCountFolding({ sql: store.sql, logger });
-      closers.push(() => folding.stop());
-    }
+    const routers = [probeRouter(ready), metricsRouter(metrics.registry, config.metricsToken), ...roles.flatMap((role) => role.routes ?? [])];
     const server = await startHttpServer(createHttpApp(routers, logger), { port: config.port, host: config.host });
     closers.push(() => server.close());
     const endpoints = routers.flatMap((router) =>
       router.stack.flatMap((layer) => (typeof layer.path === 'string' ? layer.methods.map((method) => ({ method, path: layer.path as string })) : [])),
     );
-    return { url: server.url, port: server.port, store, broker, bootstrap, dedup: ledger, endpoints, close: closeAll };
+    const gateway = roles.find((role): role is GatewayRole => role.name === 'gateway');
+    return { url: server.url, port: server.port, store, broker, bootstrap, dedup: gateway?.dedup, endpoints, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;

@@ -6,7 +6,8 @@ import { jsonValue } from './record-json.js';
 /** A change to configuration that running processes cache: gateways drop sources, deliverers refresh topics. */
 export interface ResourceChange {
   kind: 'source' | 'destination' | 'route' | 'organization' | 'key';
-  action: 'created' | 'updated' | 'deleted';
+  /** `rotated`: only a secret changed (caches drop it; breakers, holds and subscriptions stay). */
+  action: 'created' | 'updated' | 'rotated' | 'deleted';
   orgId: string;
   id: string;
 }

@@ -103,6 +103,7 @@ export async function createDestination(deps: ApiDeps, tenant: Tenant, input: Cr
     if (await deps.store.destinations.findOneBy(tenant.org.id, { slug: input.slug })) throw duplicateSlug(input.slug);
     const row = newDestinationRow(deps, tenant.org.id, input.slug, input);
     await insertUnique(deps, row);
+    await announceCreated(deps, row);
     return destinationView(deps, row);
   }
   for (let attempt = 1; ; attempt += 1) {
@@ -110,6 +111,7 @@ export async function createDestination(deps: ApiDeps, tenant: Tenant, input: Cr
     const row = newDestinationRow(deps, tenant.org.id, slug, input);
     try {
       await deps.store.destinations.insert(row);
+      await announceCreated(deps, row);
       return destinationView(deps, row);
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -117,6 +119,8 @@ export async function createDestination(deps: ApiDeps, tenant: Tenant, input: Cr
     }
   }
 }
+
+const announceCreated = (deps: ApiDeps, row: DestinationRow) => deps.announce({ kind: 'destination', action: 'created', orgId: row.orgId, id: row.id });
 
 export async function getDestination(deps: ApiDeps, tenant: Tenant, id: string) {
   const row = await requireDestination(deps, tenant, id);
@@ -169,12 +173,14 @@ export async function updateDestination(deps: ApiDeps, tenant: Tenant, id: strin
     throw error;
   }
   if (!updated) throw new NotFoundError(`Destination ${id} not found`);
+  await deps.announce({ kind: 'destination', action: 'updated', orgId: tenant.org.id, id });
   return destinationView(deps, updated, await destinationStats(deps, updated.id));
 }
 
 /** Removes the destination and its routes; its delivery history stays. */
 export async function deleteDestination(deps: ApiDeps, tenant: Tenant, id: string): Promise<void> {
   if (!(await deps.store.destinations.delete(tenant.org.id, id))) throw new NotFoundError(`Destination ${id} not found`);
+  await deps.announce({ kind: 'destination', action: 'deleted', orgId: tenant.org.id, id });
 }
 
 /** The secret the relay signs deliveries with (Standard Webhooks), for the receiver to verify. */
@@ -187,5 +193,6 @@ export async function rotateSigningSecret(deps: ApiDeps, tenant: Tenant, id: str
   await requireDestination(deps, tenant, id);
   const secret = generateSigningSecret();
   await deps.store.destinations.update(tenant.org.id, id, { signingSecretSealed: deps.secrets.seal(secret), updatedAt: deps.now() });
+  await deps.announce({ kind: 'destination', action: 'rotated', orgId: tenant.org.id, id });
   return { secret, message: 'Signing secret rotated. Deliveries from now on are signed with this secret.' };
 }

@@ -78,6 +78,10 @@ export const keyOperations: ApiOperation[] = [
     scope: 'admin',
     responses: { 204: { description: 'Revoked' } },
     errors: [409],
-    handle: (deps, { tenant, params }) => revokeKey(deps, tenant, params.id!),
+    async handle(deps, { tenant, params }) {
+      await revokeKey(deps, tenant, params.id!);
+      // Announced here, not in the key service: the CLI revokes keys with no broker at hand.
+      await deps.announce({ kind: 'key', action: 'deleted', orgId: tenant.org.id, id: params.id! });
+    },
   }),
 ];

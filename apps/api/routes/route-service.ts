@@ -56,6 +56,7 @@ export async function createRoute(deps: ApiDeps, tenant: Tenant, input: CreateRo
     if (isUniqueViolation(error)) throw duplicateRoute();
     throw error;
   }
+  await deps.announce({ kind: 'route', action: 'created', orgId, id: row.id });
   return routeView(row);
 }
 
@@ -92,9 +93,11 @@ export async function updateRoute(deps: ApiDeps, tenant: Tenant, id: string, { s
   if (enabled === undefined && filter === undefined) return routeView(current);
   const updated = await deps.store.routes.update(tenant.org.id, id, { enabled, filter });
   if (!updated) throw new NotFoundError(`Route ${id} not found`);
+  await deps.announce({ kind: 'route', action: 'updated', orgId: tenant.org.id, id });
   return routeView(updated);
 }
 
 export async function deleteRoute(deps: ApiDeps, tenant: Tenant, id: string): Promise<void> {
   if (!(await deps.store.routes.delete(tenant.org.id, id))) throw new NotFoundError(`Route ${id} not found`);
+  await deps.announce({ kind: 'route', action: 'deleted', orgId: tenant.org.id, id });
 }

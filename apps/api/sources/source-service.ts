@@ -100,6 +100,7 @@ export async function createSource(deps: ApiDeps, tenant: Caller, input: CreateS
     if (isUniqueViolation(error)) throw duplicateSlug(row.slug);
     throw error;
   }
+  await deps.announce({ kind: 'source', action: 'created', orgId: tenant.org.id, id: row.id });
   return sourceView(deps, tenant, row, 0);
 }
 
@@ -142,11 +143,13 @@ export async function updateSource(deps: ApiDeps, tenant: Caller, id: string, pa
   checkConsistency({ ...current, ...changes });
   const updated = await deps.store.sources.update(tenant.org.id, id, changes);
   if (!updated) throw new NotFoundError(`Source ${id} not found`);
+  await deps.announce({ kind: 'source', action: 'updated', orgId: tenant.org.id, id });
   return storedSourceView(deps, tenant, updated);
 }
 
 export async function deleteSource(deps: ApiDeps, tenant: Tenant, id: string): Promise<void> {
   if (!(await deps.store.sources.delete(tenant.org.id, id))) throw new NotFoundError(`Source ${id} not found`);
+  await deps.announce({ kind: 'source', action: 'deleted', orgId: tenant.org.id, id });
 }
 
 /** Replaces the verification secret; the old one stops verifying at once. The new one is shown only here. */
@@ -160,6 +163,7 @@ export async function rotateSourceSecret(deps: ApiDeps, tenant: Tenant, id: stri
   }
   const secret = generateSigningSecret();
   await deps.store.sources.update(tenant.org.id, id, { secretSealed: deps.secrets.seal(secret), updatedAt: deps.now() });
+  await deps.announce({ kind: 'source', action: 'rotated', orgId: tenant.org.id, id });
   return {
     id,
     verificationConfig: { type, secret },

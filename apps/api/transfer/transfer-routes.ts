@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { queryBoolean } from '../../../libs/http/validate.js';
+import type { ApiDeps, Tenant } from '../api-deps.js';
 import { defineOperation, type ApiOperation } from '../api-operation.js';
 import { destinationExample, destinationViewSchema } from '../destinations/destination-view.js';
 import { EXAMPLE_TIME, timestamp } from '../openapi/shared-schemas.js';
@@ -18,6 +19,14 @@ const exportQuery = z.object({
   includeSensitive: queryBoolean.default(false).meta({ description: 'Include secrets and credentials in clear (default false: redacted)', example: 'false' }),
 });
 const bulkDeleteBody = z.strictObject({ ids: idListSchema });
+
+/**
+ * Import and bulk delete change many rows at once: every process drops what it cached of the kind.
+ * Announced here, not in the transfer services, which the CLI runs with no broker at hand.
+ */
+function announceAll(deps: ApiDeps, tenant: Tenant, kind: { collection: 'sources' | 'destinations' }, action: 'updated' | 'deleted') {
+  return deps.announce({ kind: kind.collection === 'sources' ? 'source' : 'destination', action, orgId: tenant.org.id, id: '*' });
+}
 
 const sourceEntrySchema = sourceViewSchema
   .pick({
@@ -157,7 +166,11 @@ function kindOperations<Row extends TransferRow, Draft>(kind: TransferKind<Row, 
         },
       },
       errors: [409],
-      handle: (deps, { ctx, tenant }) => importResources(deps, tenant, kind, (ctx.request as { body?: unknown }).body),
+      async handle(deps, { ctx, tenant }) {
+        const result = await importResources(deps, tenant, kind, (ctx.request as { body?: unknown }).body);
+        if ('success' in result) await announceAll(deps, tenant, kind, 'updated');
+        return result;
+      },
     }),
     defineOperation({
       method: 'delete',
@@ -169,7 +182,11 @@ function kindOperations<Row extends TransferRow, Draft>(kind: TransferKind<Row, 
       body: { schema: bulkDeleteBody, required: true, example: { ids: [docs.idExample] } },
       responses: { 200: { description: 'How many were deleted', body: { schema: bulkDeleteSchema, example: { success: true, deleted: 1 } } } },
       errors: [404],
-      handle: (deps, { tenant, body }) => bulkDelete(deps, tenant, kind, body.ids),
+      async handle(deps, { tenant, body }) {
+        const result = await bulkDelete(deps, tenant, kind, body.ids);
+        await announceAll(deps, tenant, kind, 'deleted');
+        return result;
+      },
     }),
   ];
 }

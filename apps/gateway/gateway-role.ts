@@ -1,0 +1,61 @@
+import { sealedPayload } from '../../libs/payload/stored-payload.js';
+import type { Role, RoleBuilder } from '../../libs/roles/role.js';
+import { createDedupLedger, type DedupLedger } from '../../libs/store/dedup-ledger.js';
+import { openDedupJournal } from '../../libs/store/dedup-journal.js';
+import { createMemoryRateWindows } from '../../libs/store/memory-rate-windows.js';
+import { createRateWindows } from '../../libs/store/rate-windows.js';
+import { ingestRouter } from './ingest-router.js';
+import { createSourceResolver } from './source-resolver.js';
+
+export interface GatewayRole extends Role {
+  /** Where ingest claims dedup keys; tests reach it to stage what a crash leaves behind. */
+  dedup: DedupLedger;
+}
+
+export interface GatewayRoleOptions {
+  /** The gateway's clock (rate windows, receipt times); tests hold it still to put a burst in one window. */
+  clock?: () => number;
+}
+
+/** Takes webhooks at `/ingest`: resolves and verifies the source, deduplicates, publishes to relay.ingest. */
+export function gatewayRole(options: GatewayRoleOptions = {}): RoleBuilder<GatewayRole> {
+  return async ({ config, store, secrets, limits, metrics, logger, publish }) => {
+    const resolver = createSourceResolver({
+      lookup: { organizationBySlug: (slug) => store.organizations.bySlug(slug), sourceBySlug: (orgId, slug) => store.sources.findOneBy(orgId, { slug }) },
+      secrets,
+      limits,
+    });
+    // On the embedded log this process is the only gateway (the log has one owner), so rate windows are
+    // counted in memory; with the SQLite store beside that log, nothing else can write its dedup journal
+    // either, so claims are decided in memory and appended (docs/DECISIONS.md).
+    const shared = Boolean(config.kafkaBrokers || config.databaseUrl);
+    const journal = shared
+      ? undefined
+      : await openDedupJournal(store.sql, { onPurgeError: (error) => logger.warn({ err: error }, 'dedup journal purge failed') });
+    if (journal) metrics.observeDedupIndex(journal.indexedKeys);
+    const dedup = journal ?? createDedupLedger(store.sql);
+    const routes = ingestRouter({
+      deps: {
+        resolveSource: resolver.get,
+        dedup,
+        rateWindows: config.kafkaBrokers ? createRateWindows(store.sql) : createMemoryRateWindows(),
+        publish: (topic, message) => publish(topic, [message]),
+        seal: (body) => sealedPayload(body, secrets).bytes,
+        now: options.clock ?? Date.now,
+      },
+      metrics,
+      trustProxy: config.trustProxy,
+      publicUrl: config.publicUrl,
+    });
+    return {
+      name: 'gateway',
+      dedup,
+      routes: [routes],
+      start: async () => {},
+      stop: async () => journal?.close(),
+      onConfigChange: (change) => {
+        if (change.kind === 'source' || change.kind === 'organization') resolver.invalidate();
+      },
+    };
+  };
+}

@@ -1,0 +1,9 @@
+import type { RoleBuilder } from '../../libs/roles/role.js';
+import { RECORDER_GROUP } from '../../libs/pipeline/topology.js';
+import { createRecorderConsumer } from './recorder-consumer.js';
+
+/** Stores what the deliverers report: attempts, delivery and event states. */
+export const buildRecorderRole: RoleBuilder = ({ broker, store, deadLetters }) => {
+  const consumer = createRecorderConsumer(broker, store.sql, deadLetters);
+  return { name: 'recorder', start: () => consumer.start(), stop: () => consumer.stop(), consumerGroups: [RECORDER_GROUP] };
+};
