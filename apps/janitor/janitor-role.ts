@@ -2,7 +2,7 @@ import type { RoleBuilder } from '../../libs/roles/role.js';
 import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { createJanitor } from './janitor.js';
-import { DAY_MS } from './retention-sweep.js';
+import { DAY_MS } from '../../libs/ledger/retention.js';
 
 /** Periodic housekeeping of the store (retention, expired dedup keys, old rate windows and statistics). */
 export const buildJanitorRole: RoleBuilder = ({ config, store, logger }) => {

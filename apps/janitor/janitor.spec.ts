@@ -6,7 +6,7 @@ import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { startApiHarness, type ApiHarness } from '../api/api-test-harness.js';
 import { createDestination, createSource, orgIds, recordTries, seedEvent, type SeededEvent } from '../api/events/event-fixtures.js';
 import { createJanitor, type JanitorOptions } from './janitor.js';
-import { DAY_MS } from './retention-sweep.js';
+import { DAY_MS } from '../../libs/ledger/retention.js';
 
 // Shorter than the relay's own defaults (30 and 90 days), so the janitor the relay runs leaves these events alone.
 const PAYLOAD_DAYS = 10;

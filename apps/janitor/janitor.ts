@@ -2,7 +2,7 @@ import type { Logger } from '../../libs/logging/logger.js';
 import type { DedupLedger } from '../../libs/store/dedup-ledger.js';
 import type { RateWindows } from '../../libs/store/rate-windows.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
-import { sweepRetention, type RetentionPolicy, type SweepCounts } from './retention-sweep.js';
+import { sweepRetention, type RetentionPolicy, type SweepCounts } from '../../libs/ledger/retention.js';
 
 export interface JanitorOptions extends RetentionPolicy {
   sql: SqlClient;

@@ -1,10 +1,10 @@
-import type { Broker, BrokerRecord } from '../../libs/broker/broker.js';
+import type { Broker } from '../../libs/broker/broker.js';
 import { decodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
 import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { tickBatcher } from '../../libs/store/tick-batcher.js';
-import { recordAttempts, refreshEvents } from '../../libs/ledger/attempts.js';
+import { failUnrecordedAttempt, recordAttempts } from '../../libs/ledger/attempts.js';
 import { ATTEMPTS_TOPIC, RECORDER_GROUP } from '../../libs/pipeline/topology.js';
 
 
@@ -19,23 +19,6 @@ function attemptWriter(sql: SqlClient): (attempts: AttemptRecord[]) => Promise<v
   return tickBatcher(async (batches: AttemptRecord[][]) => {
     await recordAttempts(sql, batches.flat());
     return batches.map(() => undefined);
-  });
-}
-
-/**
- * An attempt that cannot be written: its delivery ends `failed` and its event says why, so the event
- * settles instead of staying `pending` for an outcome that will never be recorded.
- */
-async function failPoisonedAttempt(sql: SqlClient, record: BrokerRecord, detail: string): Promise<void> {
-  const attempt = decodeAttemptRecord(record);
-  await sql.transaction(async (tx) => {
-    await tx.run(`UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status IN ('pending', 'retrying')`, [
-      detail,
-      attempt.completedAt,
-      attempt.deliveryId,
-    ]);
-    await refreshEvents(tx, [attempt.eventId]);
-    await tx.run('UPDATE events SET failure_reason = ? WHERE id = ?', [`An attempt could not be recorded: ${detail}`, attempt.eventId]);
   });
 }
 
@@ -54,7 +37,7 @@ export function createRecorderConsumer(broker: Broker, sql: SqlClient, deadLette
         // Alone means its own transaction, not one shared with other partitions' batches of the turn.
         one: (record) => recordAttempts(sql, [decodeAttemptRecord(record)]),
         deadLetter: (record, error) => deadLetterPoison(deadLetters, record, error),
-        markEvent: (record, error) => failPoisonedAttempt(sql, record, poisonReason(error).detail),
+        markEvent: (record, error) => failUnrecordedAttempt(sql, decodeAttemptRecord(record), poisonReason(error).detail),
       }),
   });
 }

@@ -104,3 +104,19 @@ export async function recordAttempts(sql: SqlClient, attempts: AttemptRecord[]):
     await addDestinationStats(tx, inserted);
   });
 }
+
+/**
+ * An attempt that cannot be written: its delivery ends `failed` and its event says why, so the event
+ * settles instead of staying `pending` for an outcome that will never be recorded.
+ */
+export async function failUnrecordedAttempt(sql: SqlClient, attempt: AttemptRecord, detail: string): Promise<void> {
+  await sql.transaction(async (tx) => {
+    await tx.run(`UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status IN ('pending', 'retrying')`, [
+      detail,
+      attempt.completedAt,
+      attempt.deliveryId,
+    ]);
+    await refreshEvents(tx, [attempt.eventId]);
+    await tx.run('UPDATE events SET failure_reason = ? WHERE id = ?', [`An attempt could not be recorded: ${detail}`, attempt.eventId]);
+  });
+}

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
 import { createSource, orgIds, seedEvent, type SeededEvent } from './event-fixtures.js';
-import { selectEventPage, type EventFilter, type EventListLimits } from './event-queries.js';
+import { selectEventPage, type EventFilter, type EventListLimits } from '../../../libs/ledger/event-queries.js';
 
 const MINUTE = 60_000;
 /** Small bounds, so a dozen events show what a million would. */

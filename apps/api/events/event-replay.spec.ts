@@ -6,7 +6,7 @@ import { openEmbeddedBroker } from '../../../libs/broker/embedded/embedded-broke
 import { UnavailableError } from '../../../libs/errors/errors.js';
 import { hang, startHttpSink, type HttpSink } from '../../../libs/testing/http-sink.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { expirePayloads, DAY_MS } from '../../janitor/retention-sweep.js';
+import { expirePayloads, DAY_MS } from '../../../libs/ledger/retention.js';
 import { createRouteTargets } from '../../../libs/routing/route-targets.js';
 import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
 import { createDestination, createRoute, createSource, orgIds, recordTries, seedEvent, watchDestinationTopic, type SeededEvent } from './event-fixtures.js';

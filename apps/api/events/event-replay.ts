@@ -6,7 +6,7 @@ import { refreshEvents } from '../../../libs/ledger/attempts.js';
 import { createPendingDeliveries } from '../../../libs/ledger/deliveries.js';
 import { matchRoutes, type RouteTarget } from '../../../libs/routing/route-targets.js';
 import type { ApiDeps, Tenant } from '../api-deps.js';
-import { selectEvents, type EventRecord } from './event-queries.js';
+import { selectEvents, type EventRecord } from '../../../libs/ledger/event-queries.js';
 import { openedBody, payloadExpired, requireEvent, storedBody, storedEventDocument } from './event-service.js';
 import { destinationTopic } from '../../../libs/pipeline/topology.js';
 

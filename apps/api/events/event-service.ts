@@ -15,7 +15,7 @@ import {
   selectPayload,
   type EventFilter,
   type EventRecord,
-} from './event-queries.js';
+} from '../../../libs/ledger/event-queries.js';
 import { isoTime } from '../iso-time.js';
 import { signatureHeadersOf } from './header-view.js';
 import { deliveryView, eventSummary, eventView, timelineView } from './event-view.js';

@@ -1,6 +1,6 @@
 import { isoTime } from '../iso-time.js';
 import { storedHeadersView } from './header-view.js';
-import type { AttemptRecordRow, DeliveryRecord, EventRecord, EventSummaryRecord } from './event-queries.js';
+import type { AttemptRecordRow, DeliveryRecord, EventRecord, EventSummaryRecord } from '../../../libs/ledger/event-queries.js';
 
 /**
  * SPEC 2.4 list item: id, sourceId, status, headers, payloadSize, deliveriesCount, deliveriesSucceeded, receivedAt.

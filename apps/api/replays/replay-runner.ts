@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { isRelayError } from '../../../libs/errors/errors.js';
 import type { Logger } from '../../../libs/logging/logger.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
-import { snapshotEventIdsAfter, type EventFilter, type EventKey } from '../events/event-queries.js';
+import { snapshotEventIdsAfter, type EventFilter, type EventKey } from '../../../libs/ledger/event-queries.js';
 import { dropSnapshot } from './replay-snapshot.js';
 
 /** What one step of a job does with its next events: the bulk replay, wired by the composition root. */

@@ -1,5 +1,5 @@
 import { isoTime } from '../iso-time.js';
-import type { EventFilter } from '../events/event-queries.js';
+import type { EventFilter } from '../../../libs/ledger/event-queries.js';
 
 /** A replay job as stored. */
 export interface ReplayRecord {

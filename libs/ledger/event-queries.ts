@@ -1,6 +1,6 @@
-import { countEvents } from '../../../libs/store/event-counts.js';
-import { likePattern, rarePart, searchMatches } from '../../../libs/store/search-index.js';
-import type { SqlClient } from '../../../libs/store/sql-client.js';
+import { countEvents } from '../store/event-counts.js';
+import { likePattern, rarePart, searchMatches } from '../store/search-index.js';
+import type { SqlClient } from '../store/sql-client.js';
 
 /** Every column of an event but the payload, as the API reads it. */
 export interface EventRecord {

@@ -1,4 +1,4 @@
-import type { SqlClient } from '../../libs/store/sql-client.js';
+import type { SqlClient } from '../store/sql-client.js';
 
 export const DAY_MS = 86_400_000;
 
