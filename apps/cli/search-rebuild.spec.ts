@@ -5,9 +5,9 @@ import { searchIndexLag } from '../../libs/store/search-index.js';
 import { openStore } from '../../libs/store/store.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { describeEachStore, type StoreLocation } from '../../libs/testing/store-targets.js';
-import { eventually } from '../relay/relay-test-harness.js';
 import { startRelay } from '../relay/relay.js';
 import { runCli } from './cli-test-runner.js';
+import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 const API_KEY = 'search-rebuild-key-0123456789';
 
@@ -49,7 +49,7 @@ describeEachStore('relay search rebuild', (target) => {
         expect(response.status, response.text).to.equal(200);
         eventIds.push(response.body.eventId);
       }
-      await eventually(async () => ((await relay.store.sql.all('SELECT id FROM events')).length === 3 && (await searchIndexLag(relay.store.sql)) === 0 ? true : undefined));
+      await waitFor('three events stored and indexed', async () => ((await relay.store.sql.all('SELECT id FROM events')).length === 3 && (await searchIndexLag(relay.store.sql)) === 0 ? true : undefined), isDefined);
     } finally {
       await relay.close();
     }

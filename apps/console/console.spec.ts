@@ -6,7 +6,8 @@ import type { Page } from 'playwright-core';
 import { BACKEND_TARGETS } from '../../libs/testing/backend-targets.js';
 import { launchChromium, screenshotFolder, unnamedControls, type TestBrowser } from '../../libs/testing/browser.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
-import { eventually, startRelayHarness, TEST_API_KEY, type RelayHarness } from '../relay/relay-test-harness.js';
+import { startRelayHarness, TEST_API_KEY, type RelayHarness } from '../relay/relay-test-harness.js';
+import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 /**
  * The console driven in Debian's Chromium against a whole relay, as an operator uses it. One relay and
@@ -140,7 +141,8 @@ describe('web console in a real browser', function () {
     await button('Apply filters').click();
     const row = page.getByRole('link', { name: ids.event });
     await row.waitFor();
-    expect(await page.locator('table.events tbody tr').count()).to.equal(1);
+    // The unfiltered list may still be on screen (it holds the same event) while the search loads.
+    await waitFor('the search results, one row', () => page.locator('table.events tbody tr').count(), (rows) => rows === 1, 10_000);
     expect(await nav('Events').getAttribute('aria-current')).to.equal('page');
     await expectNamedControls();
     await shoot('events');
@@ -158,10 +160,10 @@ describe('web console in a real browser', function () {
     await button('Replay').click();
     await page.getByText('1 new deliveries').waitFor();
     await receiver.waitForRequests(2);
-    await eventually(async () => {
+    await waitFor('the second delivery shown delivered', async () => {
       await button('Refresh').click();
       return (await page.getByText(/Delivery 2 to Orders service \(delivered\): attempt 1 success 200/).count()) > 0 || undefined;
-    });
+    }, isDefined);
     expect(await page.locator('tr.delivery').count()).to.equal(2);
     await shoot('event-replayed');
   });
@@ -184,7 +186,7 @@ describe('web console in a real browser', function () {
     for (let n = 0; n < 6; n += 1) {
       await fetch(`${harness.relay.url}/ingest/default/flaky-feed`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n }) });
     }
-    await eventually(async () => ((await harness.api('GET', `/api/destinations/${destination.body.id}`)).body.circuitState === 'open' ? true : undefined));
+    await waitFor('the circuit open', async () => ((await harness.api('GET', `/api/destinations/${destination.body.id}`)).body.circuitState === 'open' ? true : undefined), isDefined);
 
     await page.goto(`${harness.relay.url}/console#/destinations/${destination.body.id}`);
     await page.locator('[data-fact="Circuit"] dd', { hasText: 'open' }).waitFor();

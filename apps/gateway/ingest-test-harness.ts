@@ -5,6 +5,7 @@ import { apiClient, type ApiCall, type ApiResponse, type RequestOptions } from '
 import type { StoreTarget } from '../../libs/testing/store-targets.js';
 import { created, startApiHarness, type ApiHarness } from '../api/api-test-harness.js';
 import { INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
+import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
 
 /** An event row as the router stored it, in the same shape on SQLite and PostgreSQL. */
 export interface StoredEvent {
@@ -43,7 +44,6 @@ export interface IngestHarness {
 
 const SETTLE_TIMEOUT_MS = 10_000;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface EventRow {
   id: string;
@@ -79,11 +79,7 @@ export async function startIngestHarness(mocha: Context, target: StoreTarget, re
       return (await lag()).reduce((sum, partition) => sum + Number(partition.end), 0);
     },
     async settle() {
-      const deadline = Date.now() + SETTLE_TIMEOUT_MS;
-      while ((await lag()).some((partition) => partition.lag > 0)) {
-        if (Date.now() > deadline) throw new Error(`the router did not store every published event within ${SETTLE_TIMEOUT_MS} ms`);
-        await sleep(10);
-      }
+      await waitFor('the router to store every published event', async () => (await lag()).every((partition) => partition.lag === 0), isTrue, SETTLE_TIMEOUT_MS, 10);
     },
     async events(sourceId) {
       await harness.settle();

@@ -6,6 +6,7 @@ import { STORE_TARGETS, type StoreLocation } from '../../libs/testing/store-targ
 import { created } from '../api/api-test-harness.js';
 import { startRelay, type RunningRelay } from '../relay/relay.js';
 import { expectRefused } from './ingest-test-harness.js';
+import { waitFor } from '../../libs/testing/wait-for.js';
 
 const API_KEY = 'test-key-trusted-proxy-0001';
 // The address filter does not touch the store: one backend is enough.
@@ -106,12 +107,13 @@ describe('Ingest IP filter behind a trusted proxy (RELAY_TRUST_PROXY=1) [sqlite]
     const { id, path } = await createSource({});
     const response = await send(path, '2001:db8::42');
     expect(response.status).to.equal(200);
-    const deadline = Date.now() + 5000;
-    let rows: Array<{ client_ip: string }> = [];
-    while (rows.length === 0 && Date.now() < deadline) {
-      rows = await relay.store.sql.all('SELECT client_ip FROM events WHERE source_id = ?', [id]);
-      if (rows.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    const rows = await waitFor(
+      'the event stored',
+      () => relay.store.sql.all<{ client_ip: string }>('SELECT client_ip FROM events WHERE source_id = ?', [id]),
+      (stored) => stored.length > 0,
+      5000,
+      10,
+    );
     expect(rows.map((row) => row.client_ip)).to.deep.equal(['2001:db8::42']);
   });
 });

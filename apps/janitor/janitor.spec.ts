@@ -7,6 +7,7 @@ import { startApiHarness, type ApiHarness } from '../api/api-test-harness.js';
 import { createDestination, createSource, orgIds, recordTries, seedEvent, type SeededEvent } from '../api/events/event-fixtures.js';
 import { createJanitor, type JanitorOptions } from './janitor.js';
 import { DAY_MS } from '../../libs/ledger/retention.js';
+import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
 
 // Shorter than the relay's own defaults (30 and 90 days), so the janitor the relay runs leaves these events alone.
 const PAYLOAD_DAYS = 10;
@@ -137,7 +138,7 @@ describeEachStore('Janitor', (target) => {
     const ledger = createDedupLedger(h.relay.store.sql);
     const periodic = janitor({ dedup: { purgeExpired: (at) => ((runs += 1), ledger.purgeExpired(at)) }, firstRunDelayMs: 0, intervalMs: 5 });
     periodic.start();
-    for (let waited = 0; runs < 3 && waited < 5000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitFor('three runs', () => runs >= 3, isTrue, 5000, 10);
     await periodic.stop();
     const seen = runs;
     expect(seen).to.be.at.least(3);

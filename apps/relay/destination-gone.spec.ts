@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond } from '../../libs/testing/http-sink.js';
-import { eventually, useRelayHarness } from './relay-test-harness.js';
+import { useRelayHarness } from './relay-test-harness.js';
+import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 describeEachBackend('a destination that answers 410 Gone', (target) => {
   // On Kafka a new destination's topic joins the deliverer's subscription through a group rebalance.
@@ -32,13 +33,13 @@ describeEachBackend('a destination that answers 410 Gone', (target) => {
 
     const first = await ingest('gone-source', '{"n":1}');
     await receiver.waitForRequests(1, settleMs);
-    const disabled = await eventually(async () => {
+    const disabled = await waitFor('the destination to be disabled', async () => {
       const view = await api('GET', `/api/destinations/${destination.body.id}`);
       return view.body.enabled === false ? view.body : undefined;
-    }, settleMs, 'the destination to be disabled');
+    }, isDefined, settleMs);
     expect(disabled.disabledReason).to.equal('gone');
     expect(Date.parse(disabled.disabledAt)).to.be.a('number').and.not.NaN;
-    expect(await eventually(async () => ((await deliveryOf(first))?.status === 'failed' ? deliveryOf(first) : undefined), settleMs)).to.deep.include({
+    expect(await waitFor('the first delivery to fail', async () => ((await deliveryOf(first))?.status === 'failed' ? deliveryOf(first) : undefined), isDefined, settleMs)).to.deep.include({
       attempt_count: 1,
     });
 
@@ -53,7 +54,7 @@ describeEachBackend('a destination that answers 410 Gone', (target) => {
     expect(enabled.body).to.include({ enabled: true, disabledReason: null, disabledAt: null });
     const requests = await receiver.waitForRequests(2, settleMs);
     expect(requests[1]!.body.toString()).to.equal('{"n":2}');
-    await eventually(async () => ((await deliveryOf(second))?.status === 'delivered' ? true : undefined), settleMs, 'the held job to be delivered');
+    await waitFor('the held job to be delivered', async () => ((await deliveryOf(second))?.status === 'delivered' ? true : undefined), isDefined, settleMs);
     expect(receiver.requests).to.have.length(2);
 
     const exposition = await (await fetch(`${suite.harness.relay.url}/metrics`)).text();

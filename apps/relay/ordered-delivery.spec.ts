@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond, type RecordedRequest } from '../../libs/testing/http-sink.js';
-import { eventually, useRelayHarness } from './relay-test-harness.js';
+import { useRelayHarness } from './relay-test-harness.js';
+import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 describeEachBackend('ordered delivery per source (ordering: "source")', (target) => {
   // On Kafka a new destination's topic joins the deliverer's subscription through a group rebalance.
@@ -69,18 +70,18 @@ describeEachBackend('ordered delivery per source (ordering: "source")', (target)
     await receiver.waitForRequests(1, settleMs);
     // Restarted while the head waits for its retry and the others wait behind it.
     await suite.harness.restart();
-    await eventually(async () => (sequence(receiver.requests, line.slug).includes(3) ? true : undefined), settleMs * 2, 'the last event to arrive');
+    await waitFor('the last event to arrive', async () => (sequence(receiver.requests, line.slug).includes(3) ? true : undefined), isDefined, settleMs * 2);
     await new Promise((resolve) => setTimeout(resolve, 500));
     // Three attempts of the head (a restart may send the one in flight again), then the others in order.
     const sent = sequence(receiver.requests, line.slug);
     expect(sent.filter((n, index) => index === 0 || n !== sent[index - 1])).to.deep.equal([0, 1, 2, 3]);
     expect(sent.filter((n) => n === 0).length).to.be.at.least(3);
-    await eventually(async () => {
+    await waitFor('every delivery to settle', async () => {
       const [row] = await suite.harness.relay.store.sql.all<{ n: number | string }>(`SELECT COUNT(*) AS n FROM deliveries WHERE destination_id = ? AND status IN ('pending', 'retrying')`, [
         line.destinationId,
       ]);
       return Number(row!.n) === 0 ? true : undefined;
-    }, settleMs, 'every delivery to settle');
+    }, isDefined, settleMs);
   });
   async function waitingInLines(destinationId: string): Promise<number> {
     const [row] = await suite.harness.relay.store.sql.all<{ n: number | string }>('SELECT COUNT(*) AS n FROM ordered_waiting WHERE destination_id = ?', [destinationId]);
@@ -93,7 +94,7 @@ describeEachBackend('ordered delivery per source (ordering: "source")', (target)
     const receiver = await suite.sink((request) => (!switched && request.body.toString().includes('"n":0') ? respond(500) : respond(200)));
     const line = await orderedDestination(receiver.url, 1, { maxRetries: 3, initialDelay: settleMs * 1.5, maxDelay: settleMs * 1.5, backoffMultiplier: 1 });
     for (let n = 0; n < 5; n += 1) await ingest(line.slug, n);
-    await eventually(async () => ((await waitingInLines(line.destinationId)) === 4 ? true : undefined), settleMs, 'four jobs waiting behind the head');
+    await waitFor('four jobs waiting behind the head', async () => ((await waitingInLines(line.destinationId)) === 4 ? true : undefined), isDefined, settleMs);
     expect(sequence(receiver.requests, line.slug)).to.deep.equal([0]);
 
     switched = true;
@@ -115,16 +116,16 @@ describeEachBackend('ordered delivery per source (ordering: "source")', (target)
     const receiver = await suite.sink(() => respond(500));
     const line = await orderedDestination(receiver.url, 1, { maxRetries: 3, initialDelay: settleMs * 3, maxDelay: settleMs * 3, backoffMultiplier: 1 });
     for (let n = 0; n < 3; n += 1) await ingest(line.slug, n);
-    await eventually(async () => ((await waitingInLines(line.destinationId)) === 2 ? true : undefined), settleMs, 'two jobs waiting behind the head');
+    await waitFor('two jobs waiting behind the head', async () => ((await waitingInLines(line.destinationId)) === 2 ? true : undefined), isDefined, settleMs);
 
     expect((await api('DELETE', `/api/destinations/${line.destinationId}`)).status).to.equal(204);
     // The two waiting jobs fail now (destination_deleted); the head fails when its retry comes, long after.
-    await eventually(async () => {
+    await waitFor('the waiting jobs to fail', async () => {
       const [row] = await suite.harness.relay.store.sql.all<{ n: number | string }>(`SELECT COUNT(*) AS n FROM deliveries WHERE destination_id = ? AND status = 'failed'`, [
         line.destinationId,
       ]);
       return Number(row!.n) === 2 ? true : undefined;
-    }, settleMs, 'the waiting jobs to fail');
+    }, isDefined, settleMs);
     expect(await waitingInLines(line.destinationId)).to.equal(0);
     expect(receiver.requests).to.have.length(1);
   });

@@ -3,7 +3,8 @@ import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { hang, respond, type HttpSink } from '../../libs/testing/http-sink.js';
 import { sampleSum } from './exposition-samples.js';
-import { eventually, useRelayHarness } from './relay-test-harness.js';
+import { useRelayHarness } from './relay-test-harness.js';
+import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 /**
  * Events measured per phase, posted open loop (one every PACE_MS, not waiting for answers) as a provider
@@ -41,10 +42,8 @@ describeEachBackend('a hanging destination does not slow another destination of 
 
   async function eventIdsAt(receiver: HttpSink, eventIds: readonly string[]) {
     const wanted = new Set(eventIds);
-    await eventually(
-      async () => (receiver.requests.filter((request) => wanted.has(String(request.headers['x-relay-event-id']))).length >= wanted.size ? true : undefined),
-      settleMs,
-      `${wanted.size} deliveries at ${receiver.url}`,
+    await waitFor(
+      `${wanted.size} deliveries at ${receiver.url}`, async () => (receiver.requests.filter((request) => wanted.has(String(request.headers['x-relay-event-id']))).length >= wanted.size ? true : undefined), isDefined, settleMs
     );
   }
 
@@ -114,13 +113,13 @@ describeEachBackend('a hanging destination does not slow another destination of 
     expect(bad.requests.length, 'requests to the hanging destination while its circuit is open').to.equal(sentWhileOpen);
     // Each request it received (after the probe) hung until the timeout and is recorded as such.
     const hungRequests = bad.requests.length - 1;
-    await eventually(async () => {
+    await waitFor(`${hungRequests} timed-out attempts recorded at the hanging destination`, async () => {
       const [row] = await suite.harness.relay.store.sql.all<{ count: number | string }>(
         "SELECT COUNT(*) AS count FROM attempts WHERE destination_id = ? AND error_kind = 'timeout'",
         [badId],
       );
       return Number(row!.count) === hungRequests ? true : undefined;
-    }, settleMs, `${hungRequests} timed-out attempts recorded at the hanging destination`);
+    }, isDefined, settleMs);
 
     expect(beside).to.have.length(EVENTS);
     expect(p99Beside, `p99 beside the hanging destination (alone: ${p99Alone} ms)`).to.be.at.most(bound);

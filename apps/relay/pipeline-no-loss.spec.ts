@@ -6,10 +6,10 @@ import type { Store } from '../../libs/store/store.js';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { unusedLoopbackPort } from '../../libs/testing/free-port.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
-import { waitFor } from '../../libs/testing/wait-for.js';
+import { waitFor, isDefined } from '../../libs/testing/wait-for.js';
 import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from './pipeline-fixture.js';
 import { printOutputOnFailure, startRelayProcess, tempDataDir, type RelayProcess } from './relay-process.js';
-import { eventually, useRelayHarness } from './relay-test-harness.js';
+import { useRelayHarness } from './relay-test-harness.js';
 import { DELIVERER_GROUP, destinationTopic, FRESH_DESTINATIONS_TOPIC, FRESH_GROUP, INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 
 /**
@@ -234,11 +234,11 @@ describeEachBackend('a duplicate answer keeps the 200 promise', (target) => {
 
     // Another duplicate of the event, now stored: its copy adds no second job.
     expect((await ingest()).body).to.deep.equal({ eventId: lostEventId, status: 'duplicate' });
-    await eventually(async () => ((await admin.lag(ROUTER_GROUP, [INGEST_TOPIC])).every((partition) => partition.lag === 0) ? true : undefined), settleMs, 'the router to take both copies');
+    await waitFor('the router to take both copies', async () => ((await admin.lag(ROUTER_GROUP, [INGEST_TOPIC])).every((partition) => partition.lag === 0) ? true : undefined), isDefined, settleMs);
     expect((await jobsPublished()) - jobsBefore, 'delivery jobs published for the event').to.equal(1);
-    await eventually(async () => {
+    await waitFor(`event ${lostEventId} stored as delivered`, async () => {
       const [event] = await suite.harness.relay.store.sql.all<{ status: string }>('SELECT status FROM events WHERE id = ?', [lostEventId]);
       return event?.status === 'delivered' ? true : undefined;
-    }, settleMs, `event ${lostEventId} stored as delivered`);
+    }, isDefined, settleMs);
   });
 });

@@ -8,8 +8,9 @@ import { type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond, type HttpSink } from '../../libs/testing/http-sink.js';
 import { sampleSum } from './exposition-samples.js';
-import { eventually, useRelayHarness } from './relay-test-harness.js';
+import { useRelayHarness } from './relay-test-harness.js';
 import { ATTEMPTS_TOPIC, CONFIG_TOPIC, destinationTopic, INGEST_TOPIC, RETRY_TIER_TOPICS } from '../../libs/pipeline/topology.js';
+import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 /** Keys that land on each partition of a topic with `count` partitions, so a record can be put on every one. */
 function keysForEveryPartition(count: number): string[] {
@@ -74,18 +75,16 @@ describeEachBackend('One bad webhook never stalls the pipeline', (target) => {
   const ingestJson = (value: unknown) => ingest(JSON.stringify(value), 'application/json');
 
   async function deliveredBody(eventId: string): Promise<Buffer> {
-    const request = await eventually(async () => sink.requests.find((r) => r.headers['x-relay-event-id'] === eventId), settleMs, `delivery of ${eventId}`);
+    const request = await waitFor(`delivery of ${eventId}`, async () => sink.requests.find((r) => r.headers['x-relay-event-id'] === eventId), isDefined, settleMs);
     return request.body;
   }
 
   async function settledEvent(eventId: string, status: string, query = '?includePayload=true') {
-    return eventually(
-      async () => {
+    return waitFor(
+      `event ${eventId} ${status}`, async () => {
         const event = await suite.harness.api('GET', `/api/events/${eventId}${query}`);
         return event.status === 200 && event.body.status === status ? event.body : undefined;
-      },
-      settleMs,
-      `event ${eventId} ${status}`,
+      }, isDefined, settleMs
     );
   }
 
@@ -163,7 +162,7 @@ describeEachBackend('One bad webhook never stalls the pipeline', (target) => {
     await settledEvent(plain, 'delivered');
     await settledEvent(retried, 'delivered');
     const expected = ingestPoison.length + destinationPoison.length + retryPoison.length * RETRY_TIER_TOPICS.length + attemptPoison.length + 1;
-    await eventually(async () => ((await deadLetters('malformed_record')) - malformedBefore >= expected ? true : undefined), settleMs, `${expected} dead letters`);
+    await waitFor(`${expected} dead letters`, async () => ((await deadLetters('malformed_record')) - malformedBefore >= expected ? true : undefined), isDefined, settleMs);
   });
 
   it('stores an event whose sealed body cannot be opened as failed, with the reason in the API, and goes on', async function () {
@@ -212,13 +211,14 @@ describeEachBackend('One bad webhook never stalls the pipeline', (target) => {
       contentType: 'application/json', providerHeaders: {}, signatureValid: true, receivedAt: now, sealed: true,
     };
     await send(destinationTopic(destinationId), [{ key: source.id, value: Buffer.from('v1:not:a:sealed:body'), headers: { 'relay-job': JSON.stringify(job) } }]);
-    const failedDelivery = await eventually(
+    const failedDelivery = await waitFor(
+      'the poisoned delivery failed',
       async () => {
         const deliveries = await suite.harness.api('GET', `/api/events/${eventId}/deliveries`);
         return deliveries.body.data.find((d: { id: string; status: string }) => d.id === deliveryId && d.status === 'failed');
       },
+      isDefined,
       settleMs,
-      'the poisoned delivery failed',
     );
     expect(failedDelivery.error).to.include('DecryptionError');
     // The newer delivery to the destination is the one that counts for the event's status.

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { hang, resetConnection, respond } from '../../libs/testing/http-sink.js';
-import { eventually, useRelayHarness } from './relay-test-harness.js';
+import { useRelayHarness } from './relay-test-harness.js';
+import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 interface EventRow {
   status: string;
@@ -46,13 +47,13 @@ describeEachBackend('relay pipeline end to end', (target) => {
   }
 
   async function settledEvent(eventId: string, timeoutMs = settleMs): Promise<EventRow> {
-    return eventually(async () => {
+    return waitFor(`event ${eventId} to settle`, async () => {
       const [row] = await suite.harness.relay.store.sql.all<EventRow>(
         'SELECT status, deliveries_count, deliveries_succeeded, deliveries_failed FROM events WHERE id = ?',
         [eventId],
       );
       return row && row.status !== 'pending' ? row : undefined;
-    }, timeoutMs, `event ${eventId} to settle`);
+    }, isDefined, timeoutMs);
   }
 
   async function attemptsOf(eventId: string) {
@@ -130,7 +131,7 @@ describeEachBackend('relay pipeline end to end', (target) => {
 
     receiver.goDown();
     const downEvent = await ingest(slug, '{"down":1}');
-    await eventually(async () => ((await attemptsOf(downEvent)).length > 0 ? true : undefined), settleMs, 'a refused attempt');
+    await waitFor('a refused attempt', async () => ((await attemptsOf(downEvent)).length > 0 ? true : undefined), isDefined, settleMs);
     receiver.comeUp();
     expect(await settledEvent(downEvent, settleMs * 2)).to.include({ status: 'delivered' });
     expect((await attemptsOf(downEvent))[0]!.error_kind).to.equal('connect');
@@ -140,16 +141,16 @@ describeEachBackend('relay pipeline end to end', (target) => {
     const receiver = await sink([respond(500)]);
     const { slug, destinationIds } = await routedSource([{ url: receiver.url, retryPolicy: { maxRetries: 0 } }]);
     for (let n = 0; n < 6; n += 1) await ingest(slug, `{"breaker":${n}}`);
-    const destination = await eventually(async () => {
+    const destination = await waitFor('the circuit to open', async () => {
       const { body } = await suite.harness.api('GET', `/api/destinations/${destinationIds[0]}`);
       return body.circuitState === 'open' ? body : undefined;
-    }, settleMs, 'the circuit to open');
+    }, isDefined, settleMs);
     expect(destination.circuitState).to.equal('open');
     // The breaker opens in the deliverer at once; the attempts behind `status` reach the store via the recorder.
-    const health = await eventually(async () => {
+    const health = await waitFor('the failed attempts to be recorded', async () => {
       const { body } = await suite.harness.api('GET', `/api/destinations/${destinationIds[0]}/health`);
       return body.status === 'failing' ? body : undefined;
-    }, settleMs, 'the failed attempts to be recorded');
+    }, isDefined, settleMs);
     expect(health).to.include({ circuitState: 'open', status: 'failing' });
   });
 

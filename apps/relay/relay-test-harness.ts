@@ -84,8 +84,3 @@ export function useRelayHarness(target: BackendTarget, options: Omit<RelayOption
     },
   };
 }
-
-/** Polls until `probe` returns a value other than undefined, or fails after `timeoutMs`. */
-export function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  return waitFor(what, probe, (value) => value !== undefined, timeoutMs, 25) as Promise<T>;
-}

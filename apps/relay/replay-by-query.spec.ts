@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond, type HttpSink } from '../../libs/testing/http-sink.js';
-import { eventually, useRelayHarness } from './relay-test-harness.js';
+import { useRelayHarness } from './relay-test-harness.js';
+import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 describeEachBackend('replay by query', (target) => {
   // On Kafka a new destination's topic joins the deliverer's subscription through a group rebalance.
@@ -29,10 +30,10 @@ describeEachBackend('replay by query', (target) => {
       eventIds.push(response.body.eventId);
     }
     await sink.waitForRequests(count, settleMs);
-    await eventually(async () => {
+    await waitFor('every event to be delivered', async () => {
       const statuses = await Promise.all(eventIds.map(async (id) => (await api('GET', `/api/events/${id}`)).body.status));
       return statuses.every((status) => status === 'delivered') ? true : undefined;
-    }, settleMs, 'every event to be delivered');
+    }, isDefined, settleMs);
     return { sourceId: source.body.id as string, destinationId: destination.body.id as string, sink, eventIds };
   }
 
@@ -44,10 +45,10 @@ describeEachBackend('replay by query', (target) => {
   }
 
   const finished = (id: string, timeoutMs = settleMs) =>
-    eventually(async () => {
+    waitFor(`replay ${id} to finish`, async () => {
       const job = await api('GET', `/api/replays/${id}`);
       return job.body.status === 'running' ? undefined : job.body;
-    }, timeoutMs, `replay ${id} to finish`);
+    }, isDefined, timeoutMs);
 
   /** Waits until the sink saw `count` requests in all, then a little longer to see that no more come. */
   async function requestsSettle(sink: HttpSink, count: number) {
@@ -140,7 +141,7 @@ describeEachBackend('replay by query', (target) => {
     const other = await suite.sink([respond(200)]);
     const destination = await api('POST', '/api/destinations', { body: { name: 'Short-lived', url: other.url } });
     const created = await api('POST', '/api/replays', { body: { filter: { sourceId }, destinationIds: [destination.body.id], maxPerSecond: 1 } });
-    await eventually(async () => ((await api('GET', `/api/replays/${created.body.id}`)).body.replayed >= 1 ? true : undefined), settleMs, 'the first step');
+    await waitFor('the first step', async () => ((await api('GET', `/api/replays/${created.body.id}`)).body.replayed >= 1 ? true : undefined), isDefined, settleMs);
     expect((await api('DELETE', `/api/destinations/${destination.body.id}`)).status).to.equal(204);
     const job = await finished(created.body.id);
     expect(job.status).to.equal('failed');
@@ -171,14 +172,14 @@ describeEachBackend('replay by query', (target) => {
   it('survives a restart of the relay mid-job: it goes on from where it was and replays every matched event once', async () => {
     const { sourceId, eventIds } = await deliveredEvents(8);
     const created = await api('POST', '/api/replays', { body: { filter: { sourceId }, maxPerSecond: 2 } });
-    await eventually(async () => {
+    await waitFor('the job to be under way', async () => {
       const job = await api('GET', `/api/replays/${created.body.id}`);
       return job.body.replayed >= 2 ? true : undefined;
-    }, settleMs, 'the job to be under way');
+    }, isDefined, settleMs);
     await suite.harness.restart();
     const job = await finished(created.body.id, settleMs * 2);
     expect(job).to.include({ status: 'completed', matched: 8, replayed: 8, skipped: 0 });
-    await eventually(async () => ((await deliveryCounts(eventIds)).every((count) => count === 2) ? true : undefined), settleMs, 'every replay delivery');
+    await waitFor('every replay delivery', async () => ((await deliveryCounts(eventIds)).every((count) => count === 2) ? true : undefined), isDefined, settleMs);
     expect(await deliveryCounts(eventIds)).to.deep.equal(eventIds.map(() => 2));
   });
 });

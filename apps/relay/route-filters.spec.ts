@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond } from '../../libs/testing/http-sink.js';
-import { eventually, useRelayHarness } from './relay-test-harness.js';
+import { useRelayHarness } from './relay-test-harness.js';
+import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 describeEachBackend('route filters', (target) => {
   // On Kafka a new destination's topic joins the deliverer's subscription through a group rebalance.
@@ -40,10 +41,10 @@ describeEachBackend('route filters', (target) => {
   }
 
   const settled = (eventId: string) =>
-    eventually(async () => {
+    waitFor(`event ${eventId} to settle`, async () => {
       const event = await suite.harness.api('GET', `/api/events/${eventId}`);
       return event.status === 200 && event.body.status !== 'pending' ? event.body : undefined;
-    }, settleMs, `event ${eventId} to settle`);
+    }, isDefined, settleMs);
 
   it('delivers only to the routes whose filters match body, headers, query and path, and lists the others under filteredRouteIds', async () => {
     const { slug, routes } = await filteredSource([

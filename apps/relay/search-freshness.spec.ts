@@ -5,7 +5,8 @@ import { searchIndexLag } from '../../libs/store/search-index.js';
 import { embeddedLogOn } from '../../libs/testing/backend-targets.js';
 import { STORE_TARGETS } from '../../libs/testing/store-targets.js';
 import { sampleSum } from './exposition-samples.js';
-import { eventually, useRelayHarness } from './relay-test-harness.js';
+import { useRelayHarness } from './relay-test-harness.js';
+import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 /** A steady rate this shared test machine sustains on both backends, for long enough to span many indexing passes. */
 const RATE_PER_SECOND = 200;
@@ -45,13 +46,14 @@ for (const store of STORE_TARGETS) describe(`Search keeps up with ingest, behind
     const lastAck = Math.max(...acked.map((ack) => ack.ackedAt));
 
     // Every acknowledged event stored and indexed: nothing left in the unindexed tail.
-    await eventually(
+    await waitFor(
+      'every event stored and indexed',
       async () => {
         const [{ n }] = await relay.store.sql.all<{ n: number | string }>('SELECT COUNT(*) AS n FROM events WHERE source_id = ?', [source.body.id]);
         return Number(n) === count && (await searchIndexLag(relay.store.sql)) === 0 ? true : undefined;
       },
+      isDefined,
       FINDABLE_WITHIN_MS * 2,
-      'every event stored and indexed',
     );
     const indexedAfterLastAckMs = performance.now() - lastAck;
     expect(indexedAfterLastAckMs, 'ms from the last 200 until the index held every event').to.be.at.most(FINDABLE_WITHIN_MS);
@@ -64,9 +66,9 @@ for (const store of STORE_TARGETS) describe(`Search keeps up with ingest, behind
     }
 
     // The lag metric reads the same: the router's indexer publishes it after each pass.
-    await eventually(async () => {
+    await waitFor('relay_search_index_lag_events at 0', async () => {
       const text = await (await fetch(`${relay.url}/metrics`)).text();
       return text.includes('relay_search_index_lag_events ') && sampleSum(text, 'relay_search_index_lag_events') === 0 ? true : undefined;
-    }, FINDABLE_WITHIN_MS, 'relay_search_index_lag_events at 0');
+    }, isDefined, FINDABLE_WITHIN_MS);
   });
 });

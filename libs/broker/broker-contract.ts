@@ -2,6 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { BatchOutcome, Broker, BrokerRecord, Consumer, ConsumerOptions, RecordBatch, TopicLag } from './broker.js';
 import { partitionFor } from './partitioner.js';
+import { isTrue, waitFor } from '../testing/wait-for.js';
+
+/** How long a contract case waits for records (Kafka's group joins take seconds). */
+const CONTRACT_WAIT_MS = 15_000;
 
 /**
  * The behaviour every broker adapter must show, run against each backend by its spec file. `makeBroker`
@@ -42,7 +46,7 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
           ['alpha', 'beta', 'gamma'].flatMap((key) => [0, 1, 2].map((i) => message(key, `${key}:${round * 3 + i}`))),
         );
       }
-      await waitFor(() => probe.records.length === 90, 'all 90 records');
+      await waitFor('all 90 records', () => probe.records.length === 90, isTrue, CONTRACT_WAIT_MS, 10);
       for (const key of ['alpha', 'beta', 'gamma']) {
         const ofKey = probe.records.filter((record) => record.key === key);
         expect(ofKey.map((record) => record.value.toString())).to.deep.equal(range(30).map((i) => `${key}:${i}`));
@@ -62,7 +66,7 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
         { key: 'src_bin', value: binary, headers },
         { key: null, value: Buffer.alloc(0) },
       ]);
-      await waitFor(() => probe.records.length === 2, 'both records');
+      await waitFor('both records', () => probe.records.length === 2, isTrue, CONTRACT_WAIT_MS, 10);
       const withKey = probe.records.find((record) => record.key === 'src_bin')!;
       expect(withKey.value.equals(binary)).to.equal(true);
       expect(withKey.headers).to.deep.equal(headers);
@@ -79,7 +83,7 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       const probe = new Probe(broker, { groupId: uniqueName('group'), topics: [topic] });
       await probe.start();
       await broker.producer().send(topic, [{ key: 'big', value }]);
-      await waitFor(() => probe.records.length === 1, 'the large record');
+      await waitFor('the large record', () => probe.records.length === 1, isTrue, CONTRACT_WAIT_MS, 10);
       expect(probe.records[0]!.value.equals(value)).to.equal(true);
     });
 
@@ -95,10 +99,10 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       });
       await probe.start();
       await broker.producer().send(topic, [message('k', 'only')]);
-      await waitFor(() => calls >= 2, 'a redelivery');
+      await waitFor('a redelivery', () => calls >= 2, isTrue, CONTRACT_WAIT_MS, 10);
       expect(totalLag(await broker.admin().lag(groupId, [topic]))).to.equal(1);
       failing = false;
-      await waitFor(() => probe.handled.length === 1, 'the batch to be handled');
+      await waitFor('the batch to be handled', () => probe.handled.length === 1, isTrue, CONTRACT_WAIT_MS, 10);
       expect(new Set(probe.records.map((record) => record.value.toString()))).to.deep.equal(new Set(['only']));
       await probe.consumer.stop();
       expect(totalLag(await broker.admin().lag(groupId, [topic]))).to.equal(0);
@@ -113,13 +117,13 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       });
       await failing.start();
       await crashing.producer().send(topic, range(5).map((i) => message(`k${i}`, `m${i}`)));
-      await waitFor(() => failing.records.length >= 5, 'the failing consumer to see every record');
+      await waitFor('the failing consumer to see every record', () => failing.records.length >= 5, isTrue, CONTRACT_WAIT_MS, 10);
       await closeAll();
 
       const restarted = await open();
       const next = new Probe(restarted, { groupId, topics: [topic] });
       await next.start();
-      await waitFor(() => next.records.length >= 5, 'redelivery after the restart');
+      await waitFor('redelivery after the restart', () => next.records.length >= 5, isTrue, CONTRACT_WAIT_MS, 10);
       expect(sortedValues(next.records)).to.deep.equal(['m0', 'm1', 'm2', 'm3', 'm4']);
     });
 
@@ -130,14 +134,14 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       const first = new Probe(topicBroker, { groupId, topics: [topic] });
       await first.start();
       await topicBroker.producer().send(topic, range(5).map((i) => message(`k${i}`, `before${i}`)));
-      await waitFor(() => first.handled.length === 5, 'the first five records');
+      await waitFor('the first five records', () => first.handled.length === 5, isTrue, CONTRACT_WAIT_MS, 10);
       await closeAll();
 
       const restarted = await open();
       await restarted.producer().send(topic, range(5).map((i) => message(`k${i}`, `after${i}`)));
       const second = new Probe(restarted, { groupId, topics: [topic] });
       await second.start();
-      await waitFor(() => second.handled.length === 5, 'the five new records');
+      await waitFor('the five new records', () => second.handled.length === 5, isTrue, CONTRACT_WAIT_MS, 10);
       await sleep(300);
       expect(sortedValues(second.records)).to.deep.equal(['after0', 'after1', 'after2', 'after3', 'after4']);
     });
@@ -151,11 +155,11 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       probe.consumer.pause(held);
       await broker.producer().send(held, range(4).map((i) => message(`k${i}`, `held${i}`)));
       await broker.producer().send(flowing, range(4).map((i) => message(`k${i}`, `flowing${i}`)));
-      await waitFor(() => probe.recordsOf(flowing).length === 4, 'the unpaused topic');
+      await waitFor('the unpaused topic', () => probe.recordsOf(flowing).length === 4, isTrue, CONTRACT_WAIT_MS, 10);
       await sleep(500);
       expect(probe.recordsOf(held)).to.have.length(0);
       probe.consumer.resume(held);
-      await waitFor(() => probe.recordsOf(held).length === 4, 'the resumed topic');
+      await waitFor('the resumed topic', () => probe.recordsOf(held).length === 4, isTrue, CONTRACT_WAIT_MS, 10);
     });
 
     it('holds a paused partition while the topic\'s other partitions keep flowing', async function () {
@@ -167,11 +171,11 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       await probe.start();
       probe.consumer.pause(topic, [0]);
       await broker.producer().send(topic, [message(heldKey, 'held'), message(flowingKey, 'flowing')]);
-      await waitFor(() => probe.records.some((record) => record.partition === 1), 'the unpaused partition');
+      await waitFor('the unpaused partition', () => probe.records.some((record) => record.partition === 1), isTrue, CONTRACT_WAIT_MS, 10);
       await sleep(500);
       expect(probe.records.filter((record) => record.partition === 0)).to.have.length(0);
       probe.consumer.resume(topic, [0]);
-      await waitFor(() => probe.records.some((record) => record.partition === 0), 'the resumed partition');
+      await waitFor('the resumed partition', () => probe.records.some((record) => record.partition === 0), isTrue, CONTRACT_WAIT_MS, 10);
     });
 
     it('commits the handled prefix of a batch and delivers the rest after the handler pauses and resumes', async function () {
@@ -188,13 +192,13 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       });
       await probe.start();
       await broker.producer().send(topic, range(5).map((i) => message(key, `m${i}`)));
-      await waitFor(() => paused, 'the pausing batch');
+      await waitFor('the pausing batch', () => paused, isTrue, CONTRACT_WAIT_MS, 10);
       await sleep(300);
       const lag = (await broker.admin().lag(groupId, [topic])).find((entry) => entry.partition === 2)!;
       expect(lag.lag).to.equal(3);
       expect(probe.handled.map((record) => record.value.toString())).to.deep.equal(['m0', 'm1']);
       probe.consumer.resume(topic, [2]);
-      await waitFor(() => probe.handled.length === 5, 'the rest after resume');
+      await waitFor('the rest after resume', () => probe.handled.length === 5, isTrue, CONTRACT_WAIT_MS, 10);
       expect(probe.handled.map((record) => record.value.toString())).to.deep.equal(['m0', 'm1', 'm2', 'm3', 'm4']);
     });
 
@@ -223,15 +227,15 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       await consumer.start();
       try {
         await broker.producer().send(slow, [message('k', 'stuck')]);
-        await waitFor(() => slowStarted, 'the slow handler to start');
+        await waitFor('the slow handler to start', () => slowStarted, isTrue, CONTRACT_WAIT_MS, 10);
         // Sent only now, so that they cannot come in the same fetch as the slow record. Every partition of the other topic, so one of them shares whatever the slow one shares (a Kafka leader).
         await broker.producer().send(other, range(PARTITIONS).map((partition) => message(keyFor(partition, PARTITIONS), `p${partition}`)));
-        await waitFor(() => handled.filter((record) => record.topic === other).length === PARTITIONS, 'every partition of the other topic');
+        await waitFor('every partition of the other topic', () => handled.filter((record) => record.topic === other).length === PARTITIONS, isTrue, CONTRACT_WAIT_MS, 10);
         expect(handled.filter((record) => record.topic === slow)).to.have.length(0);
       } finally {
         release();
       }
-      await waitFor(() => handled.some((record) => record.topic === slow), 'the slow record once its handler is done');
+      await waitFor('the slow record once its handler is done', () => handled.some((record) => record.topic === slow), isTrue, CONTRACT_WAIT_MS, 10);
     });
 
     it('shares the partitions between two consumers of one group and hands each record to one of them', async function () {
@@ -241,12 +245,13 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       const one = new Probe(broker, { groupId, topics: [topic] });
       const two = new Probe(broker, { groupId, topics: [topic] });
       await Promise.all([one.start(), two.start()]);
-      await waitFor(() => {
+      const ownPartitions = () => {
         const partitions = [one, two].map((probe) => probe.consumer.assignment().flatMap((entry) => entry.partitions));
         return partitions.every((list) => list.length > 0) && new Set(partitions.flat()).size === PARTITIONS;
-      }, 'both consumers to own partitions');
+      };
+      await waitFor('both consumers to own partitions', ownPartitions, isTrue, CONTRACT_WAIT_MS, 10);
       await broker.producer().send(topic, range(100).map((i) => message(`key-${i}`, `m${i}`)));
-      await waitFor(() => one.handled.length + two.handled.length >= 100, 'all records');
+      await waitFor('all records', () => one.handled.length + two.handled.length >= 100, isTrue, CONTRACT_WAIT_MS, 10);
       await sleep(300);
       const all = [...one.records, ...two.records];
       expect(all).to.have.length(100);
@@ -268,13 +273,13 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       });
       await probe.start();
       await broker.producer().send(first, [message('k', 'to-first')]);
-      await waitFor(() => probe.records.length === 1, 'the existing topic');
+      await waitFor('the existing topic', () => probe.records.length === 1, isTrue, CONTRACT_WAIT_MS, 10);
 
       const later = `${prefix}.later`;
       await broker.admin().ensureTopics([{ topic: later, partitions: PARTITIONS }]);
       await probe.consumer.refreshSubscription();
       await broker.producer().send(later, [message('k', 'to-later')]);
-      await waitFor(() => probe.recordsOf(later).length === 1, 'the topic created later');
+      await waitFor('the topic created later', () => probe.recordsOf(later).length === 1, isTrue, CONTRACT_WAIT_MS, 10);
       expect(probe.consumer.assignment().map((entry) => entry.topic)).to.include(later);
     });
 
@@ -286,7 +291,7 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       const probe = new Probe(broker, { groupId, topics: [topic] });
       await probe.start();
       await broker.producer().send(topic, range(4).map((i) => message(key, `m${i}`)));
-      await waitFor(() => probe.handled.length === 4, 'the first records');
+      await waitFor('the first records', () => probe.handled.length === 4, isTrue, CONTRACT_WAIT_MS, 10);
       await probe.consumer.stop();
       await broker.producer().send(topic, range(6).map((i) => message(key, `n${i}`)));
 
@@ -361,12 +366,4 @@ function keyFor(partition: number, partitions: number): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(10);
-  }
 }

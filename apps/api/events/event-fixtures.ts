@@ -9,6 +9,7 @@ import { routeEvents } from '../../router/route-events.js';
 import type { RouteTarget } from '../../../libs/routing/route-targets.js';
 import { created, type ApiHarness } from '../api-test-harness.js';
 import { destinationTopic, FRESH_DESTINATIONS_TOPIC, INGEST_TOPIC } from '../../../libs/pipeline/topology.js';
+import { isDefined, waitFor } from '../../../libs/testing/wait-for.js';
 
 /**
  * Test support: events stored by the router's own code (`routeEvents` over a `relay.ingest` record) at
@@ -160,14 +161,9 @@ export async function watchDestinationTopic(h: ApiHarness, destinationId: string
   return {
     jobs,
     /** The first job that matches, once it has arrived. */
-    async waitForJob(matches: (job: DeliveryJob) => boolean, timeoutMs = 5000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = jobs.find((j) => matches(j.job));
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no matching job for ${destinationId} on ${destinationTopic(destinationId)} or ${FRESH_DESTINATIONS_TOPIC}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+    waitForJob(matches: (job: DeliveryJob) => boolean, timeoutMs = 5000) {
+      const what = `a matching job for ${destinationId} on ${destinationTopic(destinationId)} or ${FRESH_DESTINATIONS_TOPIC}`;
+      return waitFor(what, () => jobs.find((j) => matches(j.job)), isDefined, timeoutMs, 20);
     },
     jobFor(deliveryId: string) {
       return this.waitForJob((job) => job.deliveryId === deliveryId);

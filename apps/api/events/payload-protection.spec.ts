@@ -6,6 +6,7 @@ import { startHttpSink, type HttpSink } from '../../../libs/testing/http-sink.js
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import { startApiHarness, type ApiHarness } from '../api-test-harness.js';
 import { createDestination, createRoute, createSource, watchDestinationTopic } from './event-fixtures.js';
+import { isTrue, waitFor } from '../../../libs/testing/wait-for.js';
 
 const CARD = '4111111111111111';
 const EMAIL = 'ann.buyer@example.com';
@@ -42,11 +43,8 @@ describeEachStore('Payload encryption and masking', (target) => {
     const response = await request(`${h.url}/ingest/org-a/${slug}`, { method: 'POST', body: payload, headers: { 'content-type': contentType } });
     const answer = (await response.body.json()) as { eventId: string };
     expect(response.statusCode).to.equal(200);
-    for (let tries = 0; tries < 250; tries += 1) {
-      if ((await h.api('GET', `/api/events/${answer.eventId}`)).status === 200) return answer.eventId;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    throw new Error(`event ${answer.eventId} was not stored`);
+    await waitFor(`event ${answer.eventId} stored`, async () => (await h.api('GET', `/api/events/${answer.eventId}`)).status === 200, isTrue, 5000, 20);
+    return answer.eventId;
   }
 
   const storedRow = async (eventId: string) =>

@@ -9,6 +9,7 @@ import type { BrokerRecord } from '../broker.js';
 import { BrokerUnavailableError } from '../errors.js';
 import { CRASH_TOPIC, crashKey, crashValue } from './crash-records.js';
 import { EMBEDDED_LOG_FILE, openEmbeddedBroker } from './embedded-broker.js';
+import { isTrue, waitFor } from '../../testing/wait-for.js';
 
 const PRODUCER_SCRIPT = fileURLToPath(new URL('./crash-producer.ts', import.meta.url));
 const KILLS = 20;
@@ -105,9 +106,7 @@ async function readLog(dataDir: string): Promise<BrokerRecord[]> {
       handleBatch: async (batch) => void records.push(...batch.records),
     });
     await consumer.start();
-    const deadline = Date.now() + 10_000;
-    while (records.length < total && Date.now() < deadline) await sleep(5);
-    await consumer.stop();
+    await waitFor(`all ${total} records`, () => records.length >= total, isTrue, 10_000, 5).finally(() => consumer.stop());
     expect(records.length).to.equal(total);
     return records.sort((a, b) => a.partition - b.partition || Number(a.offset) - Number(b.offset));
   } finally {

@@ -6,6 +6,7 @@ import type { Broker, BrokerRecord } from '../broker.js';
 import { describeBrokerContract } from '../broker-contract.js';
 import { BrokerRequestError, BrokerUnavailableError, MessageTooLargeError } from '../errors.js';
 import { openEmbeddedBroker } from './embedded-broker.js';
+import { isTrue, waitFor } from '../../testing/wait-for.js';
 
 describe('embedded broker', function () {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-broker-contract-'));
@@ -48,7 +49,7 @@ describe('embedded broker', function () {
       await consumer.start();
       expect(consumer.assignment()).to.deep.equal([]);
       await broker.producer().send('relay.dst.dst_1', [{ key: 'src_1', value: Buffer.from('job') }]);
-      await until(() => seen.length === 1);
+      await waitFor('the one record', () => seen.length === 1, isTrue, 5_000, 5);
       expect(consumer.assignment()).to.deep.equal([{ topic: 'relay.dst.dst_1', partitions: [0, 1, 2, 3] }]);
     });
 
@@ -64,7 +65,7 @@ describe('embedded broker', function () {
       await one.stop();
       expect(two.assignment()).to.deep.equal([{ topic: 'relay.ingest', partitions: [0, 1, 2, 3] }]);
       await broker.producer().send('relay.ingest', Array.from({ length: 20 }, (_, i) => ({ key: `src_${i}`, value: Buffer.from(`e${i}`) })));
-      await until(() => seen.length === 20);
+      await waitFor('all 20 records', () => seen.length === 20, isTrue, 5_000, 5);
     });
 
     it('refuses a value above the size limit without failing the other sends of the same tick', async function () {
@@ -91,14 +92,6 @@ describe('embedded broker', function () {
     });
   });
 });
-
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 async function expectRejection(promise: Promise<unknown>, type: new (...args: never[]) => Error): Promise<void> {
   const error = await promise.then(
