@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import type { RequestOptions } from '../../libs/testing/api-client.js';
-import { startApiHarness, type ApiHarness } from './api-test-harness.js';
+import { startApiHarness, type ApiHarness } from '../../libs/testing/api-harness.js';
 
 interface Fixture {
   source: string;

@@ -4,7 +4,7 @@ import { createLogger } from '../../libs/logging/logger.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { describeEachStore, type StoreLocation } from '../../libs/testing/store-targets.js';
 import { startRelay } from '../relay/relay.js';
-import { runCli, STACK_FRAME } from './cli-test-runner.js';
+import { runCli, STACK_FRAME } from '../../libs/testing/cli-runner.js';
 
 describeEachStore('relay CLI', (target) => {
   let location: StoreLocation & { cleanup(): Promise<void> };

@@ -6,7 +6,7 @@ import { openStore } from '../../libs/store/store.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { describeEachStore, type StoreLocation } from '../../libs/testing/store-targets.js';
 import { startRelay } from '../relay/relay.js';
-import { runCli } from './cli-test-runner.js';
+import { runCli } from '../../libs/testing/cli-runner.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 const API_KEY = 'search-rebuild-key-0123456789';

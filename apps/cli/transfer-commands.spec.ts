@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../../libs/config/config.js';
 import { RelayError } from '../../libs/errors/errors.js';
 import { openStore, type Store } from '../../libs/store/store.js';
 import { describeEachStore, type StoreLocation } from '../../libs/testing/store-targets.js';
-import { runCli, STACK_FRAME } from './cli-test-runner.js';
+import { runCli, STACK_FRAME } from '../../libs/testing/cli-runner.js';
 import { PROGRESS_THRESHOLD, progressBar } from './progress-bar.js';
 import { transferCommands } from './transfer-commands.js';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
-import { startDelivererHarness, type DelivererHarness } from './deliverer-test-harness.js';
+import { startDelivererHarness, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
 import { destinationTopic } from '../../libs/pipeline/topology.js';
 
 // Long enough that a stalled machine still sees the circuit open when the failures are in, before it half-opens.

@@ -5,7 +5,7 @@ import { createHttpSender } from '../../libs/delivery/send-request.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { respond, startHttpSink, type HttpSink, type RecordedRequest } from '../../libs/testing/http-sink.js';
 import { createDeliverer } from './deliverer.js';
-import { startDelivererHarness, type DelivererHarness } from './deliverer-test-harness.js';
+import { startDelivererHarness, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
 import { createSqlSourceLines } from './source-lines.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import { destinationTopic } from '../../libs/pipeline/topology.js';

@@ -4,7 +4,7 @@ import { RETRY_TIERS } from '../../libs/delivery/retry-schedule.js';
 import { decodeDeliveryJob, encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { respond } from '../../libs/testing/http-sink.js';
 import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
-import { Collected, eachTestDelivererAndSink } from './deliverer-test-harness.js';
+import { Collected, eachTestDelivererAndSink } from '../../libs/testing/deliverer-harness.js';
 import { retryTierTopic } from '../../libs/pipeline/topology.js';
 
 /** How late a retry may reach the destination after its due time on the embedded log. */

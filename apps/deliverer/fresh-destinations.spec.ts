@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { partitionFor } from '../../libs/broker/partitioner.js';
 import { deliveryJobMessage, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { hang, respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
-import { eachTestDelivererAndSink, type DelivererHarness } from './deliverer-test-harness.js';
+import { eachTestDelivererAndSink, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
 import { FRESH_DESTINATIONS_PARTITIONS, FRESH_DESTINATIONS_TOPIC } from '../../libs/pipeline/topology.js';
 
 /** Publishes a first attempt to relay.fresh, as the router does for a destination created just now. */

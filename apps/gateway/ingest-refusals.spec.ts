@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { Readable } from 'node:stream';
 import type { ApiCall } from '../../libs/testing/api-client.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
-import { expectNothingPublished, expectRefused, startIngestHarness, type IngestHarness } from './ingest-test-harness.js';
-import { abortUpload, sendRawHttp } from './raw-http.js';
+import { expectNothingPublished, expectRefused, startIngestHarness, type IngestHarness } from '../../libs/testing/ingest-harness.js';
+import { abortUpload, sendRawHttp } from '../../libs/testing/raw-http-client.js';
 
 const FREE_PAYLOAD_LIMIT = 256 * 1024;
 const FREE_REQUESTS_PER_SECOND = 10;

@@ -10,7 +10,7 @@ import { isRelayError, RelayError } from '../../libs/errors/errors.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
 import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
-import { openStoreFixture, type StoreFixture } from '../../libs/store/store-test-fixtures.js';
+import { openStoreFixture, type StoreFixture } from '../../libs/testing/store-fixtures.js';
 import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
 import { sealedPayload } from '../../libs/payload/stored-payload.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';

@@ -3,9 +3,9 @@ import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
 import { STORE_TARGETS, type StoreLocation } from '../../libs/testing/store-targets.js';
-import { created } from '../api/api-test-harness.js';
+import { created } from '../../libs/testing/api-harness.js';
 import { startRelay, type RunningRelay } from '../relay/relay.js';
-import { expectRefused } from './ingest-test-harness.js';
+import { expectRefused } from '../../libs/testing/ingest-harness.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
 
 const API_KEY = 'test-key-trusted-proxy-0001';

@@ -5,7 +5,7 @@ import { createLogger } from '../../libs/logging/logger.js';
 import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
 import { startForwardingProxy, type ForwardingProxy } from '../../libs/testing/forwarding-proxy.js';
 import { describeEachStore, type StoreTarget } from '../../libs/testing/store-targets.js';
-import { created } from '../api/api-test-harness.js';
+import { created } from '../../libs/testing/api-harness.js';
 import { startRelay, type RunningRelay } from '../relay/relay.js';
 
 const API_KEY = 'test-key-public-url-0001';

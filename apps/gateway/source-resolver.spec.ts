@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { loadConfig } from '../../libs/config/config.js';
 import { planLimits } from '../../libs/config/plan-limits.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
-import { openStoreFixture, sourceRow, type StoreFixture } from '../../libs/store/store-test-fixtures.js';
+import { openStoreFixture, sourceRow, type StoreFixture } from '../../libs/testing/store-fixtures.js';
 import { STORE_TARGETS } from '../../libs/testing/store-targets.js';
 import { createSourceResolver, type SourceResolverOptions } from './source-resolver.js';
 

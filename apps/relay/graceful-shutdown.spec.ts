@@ -11,8 +11,8 @@ import {
   openSharedStore,
   postWebhook,
   type Pipeline,
-} from './pipeline-fixture.js';
-import { printOutputOnFailure, startRelayProcess, type RelayProcess } from './relay-process.js';
+} from '../../libs/testing/pipeline-fixture.js';
+import { printOutputOnFailure, startRelayProcess, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
 /**

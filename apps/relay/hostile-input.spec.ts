@@ -10,7 +10,7 @@ import { seededRandom } from '../../libs/testing/seeded-random.js';
 import { watchStore } from '../../libs/testing/store-digest.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
-import { created } from '../api/api-test-harness.js';
+import { created } from '../../libs/testing/api-harness.js';
 import { startRelay, type RunningRelay } from './relay.js';
 
 /** The same 20,000 on each store (quiet machine: 17 s on SQLite, 43 s on PostgreSQL, whose store checks are query rounds). */

@@ -7,7 +7,7 @@ import { loadConfig } from '../../libs/config/config.js';
 import { DEFAULT_PLAN_LIMITS, largestPayloadBytes } from '../../libs/config/plan-limits.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
-import { metricNamesInGrafanaVariable, metricNamesInPromql, seriesNamesInExposition } from './ops-metric-names.js';
+import { metricNamesInGrafanaVariable, metricNamesInPromql, seriesNamesInExposition } from '../../libs/testing/ops-metric-names.js';
 import { startRelay, type RunningRelay } from './relay.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { hang, respond, type HttpSink } from '../../libs/testing/http-sink.js';
-import { sampleSum } from './exposition-samples.js';
-import { useRelayHarness } from './relay-test-harness.js';
+import { sampleSum } from '../../libs/testing/metric-samples.js';
+import { useRelayHarness } from '../../libs/testing/relay-harness.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 /**

@@ -7,9 +7,9 @@ import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { unusedLoopbackPort } from '../../libs/testing/free-port.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { waitFor, isDefined } from '../../libs/testing/wait-for.js';
-import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from './pipeline-fixture.js';
-import { printOutputOnFailure, startRelayProcess, tempDataDir, type RelayProcess } from './relay-process.js';
-import { useRelayHarness } from './relay-test-harness.js';
+import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from '../../libs/testing/pipeline-fixture.js';
+import { printOutputOnFailure, startRelayProcess, tempDataDir, type RelayProcess } from '../../libs/testing/relay-child-process.js';
+import { useRelayHarness } from '../../libs/testing/relay-harness.js';
 import { DELIVERER_GROUP, destinationTopic, FRESH_DESTINATIONS_TOPIC, FRESH_GROUP, INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 
 /**

@@ -4,10 +4,10 @@ import { searchIndexLag } from '../../libs/store/search-index.js';
 import { BACKEND_TARGETS } from '../../libs/testing/backend-targets.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { hang, startHttpSink } from '../../libs/testing/http-sink.js';
-import { sampleSum } from './exposition-samples.js';
+import { sampleSum } from '../../libs/testing/metric-samples.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
-import { API_KEY, configurePipeline, deliveryStatusCounts, postWebhook, useRelayProcesses, type Pipeline } from './pipeline-fixture.js';
-import type { RelayProcess } from './relay-process.js';
+import { API_KEY, configurePipeline, deliveryStatusCounts, postWebhook, useRelayProcesses, type Pipeline } from '../../libs/testing/pipeline-fixture.js';
+import type { RelayProcess } from '../../libs/testing/relay-child-process.js';
 
 const WEBHOOKS = 12;
 const kafkaPostgres = BACKEND_TARGETS.find((target) => target.name.includes('Kafka'))!;

@@ -4,8 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { searchIndexLag } from '../../libs/store/search-index.js';
 import { embeddedLogOn } from '../../libs/testing/backend-targets.js';
 import { STORE_TARGETS } from '../../libs/testing/store-targets.js';
-import { sampleSum } from './exposition-samples.js';
-import { useRelayHarness } from './relay-test-harness.js';
+import { sampleSum } from '../../libs/testing/metric-samples.js';
+import { useRelayHarness } from '../../libs/testing/relay-harness.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 /** A steady rate this shared test machine sustains on both backends, for long enough to span many indexing passes. */

@@ -4,9 +4,9 @@ import { busiestSpan } from '../../libs/stats/busiest-span.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { BACKEND_TARGETS } from '../../libs/testing/backend-targets.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
-import { sampleSum } from './exposition-samples.js';
-import { API_KEY, useRelayProcesses } from './pipeline-fixture.js';
-import type { RelayProcess } from './relay-process.js';
+import { sampleSum } from '../../libs/testing/metric-samples.js';
+import { API_KEY, useRelayProcesses } from '../../libs/testing/pipeline-fixture.js';
+import type { RelayProcess } from '../../libs/testing/relay-child-process.js';
 
 const kafkaPostgres = BACKEND_TARGETS.find((target) => target.name.includes('Kafka'))!;
 /** The destination's limit; 1 a second, so a minute of it is measured in a minute. */

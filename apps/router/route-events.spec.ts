@@ -5,7 +5,7 @@ import { newId } from '../../libs/ids/ids.js';
 import { encodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { decodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
-import { openStoreFixture, type StoreFixture } from '../../libs/store/store-test-fixtures.js';
+import { openStoreFixture, type StoreFixture } from '../../libs/testing/store-fixtures.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { routeEvents, type RouterDeps } from './route-events.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/topology.js';

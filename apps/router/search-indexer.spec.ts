@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createLogger } from '../../libs/logging/logger.js';
 import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import { SEARCH_BATCH } from '../../libs/store/search-index.js';
-import { insertEventRow, openStoreFixture, type StoreFixture } from '../../libs/store/store-test-fixtures.js';
+import { insertEventRow, openStoreFixture, type StoreFixture } from '../../libs/testing/store-fixtures.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { createSearchIndexer } from './search-indexer.js';
 

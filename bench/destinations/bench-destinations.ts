@@ -26,7 +26,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { startRelayProcess, tempDataDir, type RelayProcess } from '../../apps/relay/relay-process.js';
+import { startRelayProcess, tempDataDir, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';

@@ -29,7 +29,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
-import { startRelayProcess, tempDataDir } from '../../apps/relay/relay-process.js';
+import { startRelayProcess, tempDataDir } from '../../libs/testing/relay-child-process.js';
 import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import type { TargetReady } from '../ingest/bench-target.js';

@@ -22,7 +22,7 @@ import { encodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
 import { indexAllPending } from '../../libs/store/search-index.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
-import { sourceRow } from '../../libs/store/store-test-fixtures.js';
+import { sourceRow } from '../../libs/testing/store-fixtures.js';
 import { openStore, type Store } from '../../libs/store/store.js';
 import { createTestDatabase } from '../../libs/testing/postgres.js';
 import { processUsage } from '../soak/process-usage.js';

@@ -32,7 +32,7 @@ import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { startKafkaMock } from '../../libs/testing/kafka-mock.js';
 import { createTestDatabase } from '../../libs/testing/postgres.js';
-import { startRelayProcess, tempDataDir, type RelayProcess } from '../../apps/relay/relay-process.js';
+import { startRelayProcess, tempDataDir, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 import { startTarget } from '../ingest/target-client.js';
 import { startBenchSink, type BenchSink } from '../relay/sink-client.js';
 import { BODY_BYTES, signedWebhook } from '../signed-webhook.js';

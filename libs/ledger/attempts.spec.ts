@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { newId } from '../ids/ids.js';
 import type { AttemptRecord } from '../pipeline/attempt-record.js';
 import type { SqlClient } from '../store/sql-client.js';
-import { insertEventRow, openStoreFixture, type StoreFixture } from '../store/store-test-fixtures.js';
+import { insertEventRow, openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
 import { describeEachStore } from '../testing/store-targets.js';
 import { recordAttempts } from './attempts.js';
 import { createPendingDeliveries } from './deliveries.js';

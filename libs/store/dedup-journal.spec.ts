@@ -3,7 +3,7 @@ import { describeEachStore } from '../testing/store-targets.js';
 import type { LedgerKey } from './dedup-ledger.js';
 import { openDedupJournal, type DedupJournal } from './dedup-journal.js';
 import type { SqlClient } from './sql-client.js';
-import { openStoreFixture, type StoreFixture } from './store-test-fixtures.js';
+import { openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
 
 const MINUTE = 60_000;
 const NOW = Date.UTC(2025, 0, 15, 12);

@@ -4,7 +4,7 @@ import { DELETE_CHUNK_ROWS } from './delete-in-chunks.js';
 import { createDedupLedger, type DedupLedger, type LedgerKey } from './dedup-ledger.js';
 import { openDedupJournal } from './dedup-journal.js';
 import type { SqlClient } from './sql-client.js';
-import { openStoreFixture, type StoreFixture } from './store-test-fixtures.js';
+import { openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
 
 const MINUTE = 60_000;
 const NOW = Date.UTC(2025, 0, 15, 12);

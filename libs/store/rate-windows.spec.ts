@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachStore } from '../testing/store-targets.js';
 import { createMemoryRateWindows } from './memory-rate-windows.js';
 import { createRateWindows, type RateWindows } from './rate-windows.js';
-import { openStoreFixture, type StoreFixture } from './store-test-fixtures.js';
+import { openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
 
 const SECOND = 1000;
 const NOW = Date.UTC(2025, 0, 15, 12) + 250;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachStore } from '../testing/store-targets.js';
 import { allForRows, runForRows } from './rows-statement.js';
 import type { SqlClient } from './sql-client.js';
-import { openStoreFixture, type StoreFixture } from './store-test-fixtures.js';
+import { openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
 
 describeEachStore('runForRows and allForRows', (target) => {
   let fixture: StoreFixture;

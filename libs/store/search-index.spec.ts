@@ -3,7 +3,7 @@ import { newId } from '../ids/ids.js';
 import { describeEachStore } from '../testing/store-targets.js';
 import { indexAllPending, indexSearchBatch, rarePart, resetSearchIndex, searchIndexLag, searchMatches, SEARCH_BATCH } from './search-index.js';
 import type { SqlClient } from './sql-client.js';
-import { insertEventRow, openStoreFixture, type StoreFixture } from './store-test-fixtures.js';
+import { insertEventRow, openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
 
 describeEachStore('Search index, kept behind the insert', (target) => {
   let fixture: StoreFixture;

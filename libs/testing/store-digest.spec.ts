@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { openStore, type Store } from '../store/store.js';
-import { sourceRow } from '../store/store-test-fixtures.js';
+import { sourceRow } from './store-fixtures.js';
 import { watchStore } from './store-digest.js';
 import { describeEachStore } from './store-targets.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { openStoreFixture, type StoreFixture } from '../../../libs/store/store-test-fixtures.js';
+import { openStoreFixture, type StoreFixture } from '../../../libs/testing/store-fixtures.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import { createKeyAuthenticator, type KeyAuthenticator } from './key-authenticator.js';
 

@@ -4,7 +4,7 @@ import type { VerificationConfig } from '../../../libs/signatures/verification-c
 import { verifySignature } from '../../../libs/signatures/verify-signature.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import type { ApiCall } from '../../../libs/testing/api-client.js';
-import { createdId, startApiHarness, type ApiHarness } from '../api-test-harness.js';
+import { createdId, startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
 
 const BODY = Buffer.from('{"action":"opened","number":7}');
 const CODEHOST_SECRET = 'round-trip-codehost-secret';

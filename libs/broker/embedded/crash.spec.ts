@@ -7,11 +7,11 @@ import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import type { BrokerRecord } from '../broker.js';
 import { BrokerUnavailableError } from '../errors.js';
-import { CRASH_TOPIC, crashKey, crashValue } from './crash-records.js';
+import { CRASH_TOPIC, crashKey, crashValue } from '../../testing/crash-records.js';
 import { EMBEDDED_LOG_FILE, openEmbeddedBroker } from './embedded-broker.js';
 import { isTrue, waitFor } from '../../testing/wait-for.js';
 
-const PRODUCER_SCRIPT = fileURLToPath(new URL('./crash-producer.ts', import.meta.url));
+const PRODUCER_SCRIPT = fileURLToPath(new URL('../../testing/crash-producer.ts', import.meta.url));
 const KILLS = 20;
 
 describe('embedded log under kill -9', function () {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Broker, BrokerRecord } from '../broker.js';
-import { describeBrokerContract } from '../broker-contract.js';
+import { describeBrokerContract } from '../../testing/broker-contract.js';
 import { BrokerRequestError, BrokerUnavailableError, MessageTooLargeError } from '../errors.js';
 import { openEmbeddedBroker } from './embedded-broker.js';
 import { isTrue, waitFor } from '../../testing/wait-for.js';

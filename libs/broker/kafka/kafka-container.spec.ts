@@ -1,6 +1,6 @@
 import { GenericContainer, Wait, getContainerRuntimeClient, type StartedTestContainer } from 'testcontainers';
 import { unusedLoopbackPort } from '../../testing/free-port.js';
-import { describeBrokerContract } from '../broker-contract.js';
+import { describeBrokerContract } from '../../testing/broker-contract.js';
 import { connectKafkaBroker } from './kafka-broker.js';
 
 const KAFKA_IMAGE = 'apache/kafka:3.9.0';

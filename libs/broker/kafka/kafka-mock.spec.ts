@@ -1,4 +1,4 @@
-import { describeBrokerContract } from '../broker-contract.js';
+import { describeBrokerContract } from '../../testing/broker-contract.js';
 import { kcatAvailable, startKafkaMock, type KafkaMockCluster } from '../../testing/kafka-mock.js';
 import { connectKafkaBroker } from './kafka-broker.js';
 

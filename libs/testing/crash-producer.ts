@@ -5,7 +5,7 @@
  * Usage: node --import tsx crash-producer.ts <dataDir> <firstNumber>
  */
 import { CRASH_TOPIC, crashKey, crashValue } from './crash-records.js';
-import { openEmbeddedBroker } from './embedded-broker.js';
+import { openEmbeddedBroker } from '../broker/embedded/embedded-broker.js';
 
 const LANES = 16;
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { sampleSum, samplesInExposition } from './exposition-samples.js';
+import { sampleSum, samplesInExposition } from './metric-samples.js';
 
 describe('samplesInExposition / sampleSum', function () {
   const exposition = [

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import type { BatchOutcome, Broker, BrokerRecord, Consumer, ConsumerOptions, RecordBatch, TopicLag } from './broker.js';
-import { partitionFor } from './partitioner.js';
-import { isTrue, waitFor } from '../testing/wait-for.js';
+import type { BatchOutcome, Broker, BrokerRecord, Consumer, ConsumerOptions, RecordBatch, TopicLag } from '../broker/broker.js';
+import { partitionFor } from '../broker/partitioner.js';
+import { isTrue, waitFor } from './wait-for.js';
 
 /** How long a contract case waits for records (Kafka's group joins take seconds). */
 const CONTRACT_WAIT_MS = 15_000;

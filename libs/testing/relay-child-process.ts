@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Role } from '../../libs/config/config.js';
+import type { Role } from '../config/config.js';
 
 /**
  * The relay as an operator runs it: `node apps/relay/main.ts --role <role>` in a process of its own

@@ -1,10 +1,10 @@
 import type { Context } from 'mocha';
 import { newId } from '../ids/ids.js';
-import type { StoreTarget } from '../testing/store-targets.js';
-import type { OrganizationRow } from './entities/organization.js';
-import type { SourceRow } from './entities/source.js';
-import type { SqlClient } from './sql-client.js';
-import { openStore, type Store } from './store.js';
+import type { StoreTarget } from './store-targets.js';
+import type { OrganizationRow } from '../store/entities/organization.js';
+import type { SourceRow } from '../store/entities/source.js';
+import type { SqlClient } from '../store/sql-client.js';
+import { openStore, type Store } from '../store/store.js';
 
 /** A migrated, empty store on one backend, and a way to add sources (rows other tables point at) to one organization. */
 export interface StoreFixture {

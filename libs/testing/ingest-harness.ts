@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import type { Context } from 'mocha';
-import type { Plan } from '../../libs/config/config.js';
-import { apiClient, type ApiCall, type ApiResponse, type RequestOptions } from '../../libs/testing/api-client.js';
-import type { StoreTarget } from '../../libs/testing/store-targets.js';
-import { created, startApiHarness, type ApiHarness } from '../api/api-test-harness.js';
-import { INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
-import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
+import type { Plan } from '../config/config.js';
+import { apiClient, type ApiCall, type ApiResponse, type RequestOptions } from './api-client.js';
+import type { StoreTarget } from './store-targets.js';
+import { created, startApiHarness, type ApiHarness } from './api-harness.js';
+import { INGEST_TOPIC, ROUTER_GROUP } from '../pipeline/topology.js';
+import { isTrue, waitFor } from './wait-for.js';
 
 /** An event row as the router stored it, in the same shape on SQLite and PostgreSQL. */
 export interface StoredEvent {
