@@ -5,9 +5,8 @@ import path from 'node:path';
 import type { Broker, BrokerRecord, Consumer } from '../../libs/broker/broker.js';
 import { openEmbeddedBroker } from '../../libs/broker/embedded/embedded-broker.js';
 import { Collected } from '../../libs/testing/deliverer-harness.js';
+import { ManualTimers } from '../../libs/testing/manual-timers.js';
 import { PauseHolds } from './pause-holds.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('PauseHolds', function () {
   let dataDir: string;
@@ -15,6 +14,9 @@ describe('PauseHolds', function () {
   let consumer: Consumer;
   let received: Collected<BrokerRecord>;
   let holds: PauseHolds;
+  let timers: ManualTimers;
+  /** What the holds asked of the consumer last, per topic or partition: paused or not. */
+  let paused: Map<string, boolean>;
   const topic = 'relay.dst.holds';
 
   beforeEach(async function () {
@@ -29,7 +31,13 @@ describe('PauseHolds', function () {
       concurrency: 2,
       handleBatch: async (batch) => batch.records.forEach((record) => received.add(record)),
     });
-    holds = new PauseHolds(consumer);
+    timers = new ManualTimers();
+    paused = new Map();
+    const observed: Pick<Consumer, 'pause' | 'resume'> = {
+      pause: (name, partitions) => (paused.set(`${name}${partitions ?? ''}`, true), consumer.pause(name, partitions)),
+      resume: (name, partitions) => (paused.set(`${name}${partitions ?? ''}`, false), consumer.resume(name, partitions)),
+    };
+    holds = new PauseHolds(observed, timers.schedule);
     await consumer.start();
   });
 
@@ -45,8 +53,9 @@ describe('PauseHolds', function () {
     holds.hold({ topic }, 'circuit_open');
     holds.hold({ topic }, 'rate_limited', 30);
     await publish('a');
-    await sleep(120);
-    expect(received.items, 'the rate limit timer must not undo the open circuit').to.have.length(0);
+    timers.advance(30);
+    expect(holds.heldFor('rate_limited')).to.be.empty;
+    expect(paused.get(topic), 'the rate limit timer must not undo the open circuit').to.equal(true);
 
     holds.release({ topic }, 'circuit_open');
     await received.waitFor(1, () => true, 1000);
@@ -56,8 +65,10 @@ describe('PauseHolds', function () {
     holds.hold({ topic }, 'rate_limited', 30);
     holds.hold({ topic }, 'rate_limited', 200);
     await publish('a');
-    await sleep(120);
-    expect(received.items).to.have.length(0);
+    timers.advance(199);
+    expect(paused.get(topic), 'held past the replaced timer').to.equal(true);
+    timers.advance(1);
+    expect(paused.get(topic)).to.equal(false);
     await received.waitFor(1, () => true, 1000);
   });
 
@@ -73,8 +84,8 @@ describe('PauseHolds', function () {
     const flowed = keys.filter((key) => partitionOf.get(key) !== held);
     expect(flowed, 'some keys hash to the other partition').not.to.be.empty;
     await received.waitFor(keys.length + flowed.length, () => true, 1000);
-    await sleep(100);
-    expect(received.items).to.have.length(keys.length + flowed.length);
+    expect(received.items.slice(keys.length).map((record) => record.partition)).not.to.include(held);
+    expect(paused.get(`${topic}${held}`)).to.equal(true);
 
     holds.release({ topic, partition: held }, 'not_due');
     await received.waitFor(keys.length * 2, () => true, 1000);

@@ -6,9 +6,20 @@ export interface HoldTarget {
   partition?: number;
 }
 
+/** Runs `run` after `ms` and answers how to cancel it; tests pass a scheduler they advance themselves. */
+export type Schedule = (run: () => void, ms: number) => () => void;
+
+const systemSchedule: Schedule = (run, ms) => {
+  const timer = setTimeout(run, ms);
+  return () => clearTimeout(timer);
+};
+
+const untimed = () => {};
+
 interface Hold {
   target: HoldTarget;
-  reasons: Map<string, NodeJS.Timeout | null>;
+  /** Each reason with how to cancel its timer. */
+  reasons: Map<string, () => void>;
 }
 
 /**
@@ -19,7 +30,10 @@ interface Hold {
 export class PauseHolds {
   private readonly holds = new Map<string, Hold>();
 
-  constructor(private readonly consumer: Pick<Consumer, 'pause' | 'resume'>) {}
+  constructor(
+    private readonly consumer: Pick<Consumer, 'pause' | 'resume'>,
+    private readonly schedule: Schedule = systemSchedule,
+  ) {}
 
   /** Holds `target` for `reason`; with `forMs`, releases it by itself then (a later hold replaces the timer). */
   hold(target: HoldTarget, reason: string, forMs?: number): void {
@@ -30,16 +44,15 @@ export class PauseHolds {
       this.holds.set(key, hold);
       this.consumer.pause(target.topic, partitionsOf(target));
     }
-    clearTimeout(hold.reasons.get(reason) ?? undefined);
-    const timer = forMs === undefined ? null : setTimeout(() => this.release(target, reason), Math.max(0, forMs));
-    hold.reasons.set(reason, timer);
+    hold.reasons.get(reason)?.();
+    hold.reasons.set(reason, forMs === undefined ? untimed : this.schedule(() => this.release(target, reason), Math.max(0, forMs)));
   }
 
   release(target: HoldTarget, reason: string): void {
     const key = keyOf(target);
     const hold = this.holds.get(key);
     if (!hold?.reasons.has(reason)) return;
-    clearTimeout(hold.reasons.get(reason) ?? undefined);
+    hold.reasons.get(reason)!();
     hold.reasons.delete(reason);
     if (hold.reasons.size > 0) return;
     this.holds.delete(key);
@@ -53,7 +66,7 @@ export class PauseHolds {
 
   /** Drops every timer (shutdown); the consumer is being stopped, so nothing is resumed. */
   clear(): void {
-    for (const hold of this.holds.values()) for (const timer of hold.reasons.values()) clearTimeout(timer ?? undefined);
+    for (const hold of this.holds.values()) for (const cancel of hold.reasons.values()) cancel();
     this.holds.clear();
   }
 }

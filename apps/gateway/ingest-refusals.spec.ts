@@ -11,7 +11,6 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 
 let counter = 0;
 const uniqueBody = () => JSON.stringify({ n: `${Date.now()}-${++counter}` });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A body of exactly `size` bytes whose content is unique (no identical-payload duplicate). */
 function bodyOfSize(size: number): Buffer {
@@ -25,9 +24,15 @@ const chunked = (body: Buffer) => Readable.from([body.subarray(0, 1000), body.su
 
 describeEachStore('Ingest refusals', (target) => {
   let h: IngestHarness;
+  /** The gateway's clock: the wall clock, or held still inside one rate window while a test needs it. */
+  let heldAt: number | undefined;
 
   before(async function () {
-    h = await startIngestHarness(this, target);
+    h = await startIngestHarness(this, target, { gatewayClock: () => heldAt ?? Date.now() });
+  });
+
+  afterEach(() => {
+    heldAt = undefined;
   });
 
   after(async () => {
@@ -176,16 +181,16 @@ describeEachStore('Ingest refusals', (target) => {
   });
 
   describe('rate limits', () => {
-    /** Waits for the start of the next second so a burst falls into one fixed window. */
-    async function startOfSecond() {
-      await sleep(1000 - (Date.now() % 1000) + 5);
+    /** Holds the gateway's clock inside the next window of `windowMs`, so a burst falls into one window however long it takes. */
+    function holdInNextWindow(windowMs: number) {
+      heldAt = (Math.floor(Date.now() / windowMs) + 1) * windowMs + 100;
     }
 
     it(`on plan free, accepts ${FREE_REQUESTS_PER_SECOND} requests per second per source and answers 429 RATE_LIMITED with retryAfter and Retry-After beyond`, async () => {
       const free = await h.createOrganization('org-free-rate', 'free');
       const source = await h.createUniqueSource({}, free, 'org-free-rate');
       const other = await h.createUniqueSource({}, free, 'org-free-rate');
-      await startOfSecond();
+      holdInNextWindow(1000);
       const before = await h.publishedCount();
       const responses = await Promise.all(Array.from({ length: FREE_REQUESTS_PER_SECOND + 5 }, () => post(source.path)));
       expect(responses.filter((r) => r.status === 200)).to.have.length(FREE_REQUESTS_PER_SECOND);
@@ -203,8 +208,7 @@ describeEachStore('Ingest refusals', (target) => {
 
     it("applies the source's rateLimitPerMinute on top of the plan", async () => {
       const source = await h.createUniqueSource({ rateLimitPerMinute: 3 });
-      // Keep the four requests inside one minute window.
-      if (Date.now() % 60_000 > 55_000) await sleep(60_000 - (Date.now() % 60_000) + 5);
+      holdInNextWindow(60_000);
       for (let i = 0; i < 3; i++) expect((await post(source.path)).status).to.equal(200);
       const response = await expectNothingPublished(h, () => post(source.path));
       expectRefused(response, 429, 'RATE_LIMITED');

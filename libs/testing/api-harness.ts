@@ -55,7 +55,13 @@ export async function createdId(api: ApiCall, path: string, body: unknown): Prom
   return (await created(api, path, body)).id;
 }
 
-export async function startApiHarness(mocha: Context, target: StoreTarget, relayOptions: Omit<RelayOptions, 'logger'> = {}): Promise<ApiHarness> {
+export interface ApiHarnessOptions extends Omit<RelayOptions, 'logger'> {
+  /** `api` (default): the api role alone, for suites that only call the API; `all` for those that ingest or deliver too. */
+  role?: 'api' | 'all';
+}
+
+export async function startApiHarness(mocha: Context, target: StoreTarget, options: ApiHarnessOptions = {}): Promise<ApiHarness> {
+  const { role = 'api', ...relayOptions } = options;
   const location = await target.prepare(mocha);
   const config = loadConfig({
     PORT: '0',
@@ -66,6 +72,7 @@ export async function startApiHarness(mocha: Context, target: StoreTarget, relay
     RELAY_ORG: 'org-a',
     RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY.toString('base64'),
     RELAY_PUBLIC_URL: 'https://relay.example.test',
+    RELAY_ROLE: role,
   });
   const logger = createLogger({ level: 'silent' });
   let relay = await startRelay(config, { ...relayOptions, logger });

@@ -3,7 +3,7 @@ import type { Context } from 'mocha';
 import type { Plan } from '../config/config.js';
 import { apiClient, type ApiCall, type ApiResponse, type RequestOptions } from './api-client.js';
 import type { StoreTarget } from './store-targets.js';
-import { created, startApiHarness, type ApiHarness } from './api-harness.js';
+import { created, startApiHarness, type ApiHarness, type ApiHarnessOptions } from './api-harness.js';
 import { INGEST_TOPIC, ROUTER_GROUP } from '../pipeline/topology.js';
 import { isTrue, waitFor } from './wait-for.js';
 
@@ -55,8 +55,8 @@ interface EventRow {
   client_ip: string | null;
 }
 
-export async function startIngestHarness(mocha: Context, target: StoreTarget, relayOptions: Parameters<typeof startApiHarness>[2] = {}): Promise<IngestHarness> {
-  const api = await startApiHarness(mocha, target, relayOptions);
+export async function startIngestHarness(mocha: Context, target: StoreTarget, relayOptions: Omit<ApiHarnessOptions, 'role'> = {}): Promise<IngestHarness> {
+  const api = await startApiHarness(mocha, target, { ...relayOptions, role: 'all' });
   const publicCall = apiClient(api.url, null);
   const lag = () => api.relay.broker.admin().lag(ROUTER_GROUP, [INGEST_TOPIC]);
   let sources = 0;

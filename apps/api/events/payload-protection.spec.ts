@@ -20,7 +20,7 @@ describeEachStore('Payload encryption and masking', (target) => {
   const body = `{"order": "ord-77", "card": {"number": "${CARD}", "expiry": "12/30"}, "customer": {"email": "${EMAIL}"}, "ref": 12345678901234567890}`;
 
   before(async function () {
-    h = await startApiHarness(this, target);
+    h = await startApiHarness(this, target, { role: 'all' });
     sink = await startHttpSink();
     destinationId = (await createDestination(h, { name: 'Payments', url: `${sink.url}/in` })).id;
     watcher = await watchDestinationTopic(h, destinationId);

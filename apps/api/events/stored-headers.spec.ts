@@ -26,7 +26,7 @@ describeEachStore('Credentials in stored event headers', (target) => {
   let sourceId: string;
 
   before(async function () {
-    h = await startApiHarness(this, target);
+    h = await startApiHarness(this, target, { role: 'all' });
     sourceId = (
       await created(h.api, '/api/sources', {
         name: 'Orders',
