@@ -1,4 +1,5 @@
 import { newId } from '../ids/ids.js';
+import { refreshEvents } from './attempts.js';
 import { runForRows } from '../store/rows-statement.js';
 import type { SqlClient } from '../store/sql-client.js';
 
@@ -36,4 +37,30 @@ export async function createPendingDeliveries(
     created.flat().map((d) => [d.id, d.orgId, d.eventId, d.destinationId, d.destinationName, now, now]),
   );
   return created;
+}
+
+/**
+ * New pending deliveries of stored events (a replay), with their events back to `pending`, in one
+ * transaction. Returns them in the order given, each with its new id.
+ */
+export function createReplayDeliveries(
+  sql: SqlClient,
+  events: { orgId: string; eventId: string; targets: DeliveryTargetName[] }[],
+  now: number,
+): Promise<PendingDelivery[][]> {
+  return sql.transaction(async (tx) => {
+    const created = await createPendingDeliveries(tx, events, now);
+    for (const { eventId, targets } of events) {
+      await tx.run("UPDATE events SET status = 'pending', deliveries_count = deliveries_count + ? WHERE id = ?", [targets.length, eventId]);
+    }
+    return created;
+  });
+}
+
+/** Removes deliveries whose jobs were never queued, and recomputes their events, so nothing waits for them. */
+export function removeUnqueuedDeliveries(sql: SqlClient, deliveries: Pick<PendingDelivery, 'id' | 'eventId'>[]): Promise<void> {
+  return sql.transaction(async (tx) => {
+    for (const { id } of deliveries) await tx.run('DELETE FROM deliveries WHERE id = ?', [id]);
+    await refreshEvents(tx, [...new Set(deliveries.map(({ eventId }) => eventId))]);
+  });
 }

@@ -2,8 +2,7 @@ import { NotFoundError, UnavailableError, ValidationError } from '../../../libs/
 import type { OutgoingMessage } from '../../../libs/broker/broker.js';
 import { encodeDeliveryJob } from '../../../libs/pipeline/delivery-job.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
-import { refreshEvents } from '../../../libs/ledger/attempts.js';
-import { createPendingDeliveries } from '../../../libs/ledger/deliveries.js';
+import { createReplayDeliveries, removeUnqueuedDeliveries } from '../../../libs/ledger/deliveries.js';
 import { matchRoutes, type RouteTarget } from '../../../libs/routing/route-targets.js';
 import type { ApiDeps, Tenant } from '../api-deps.js';
 import { selectEvents, type EventRecord } from '../../../libs/ledger/event-queries.js';
@@ -45,19 +44,14 @@ export async function namedTargets(deps: ReplayDeps, tenant: Tenant, ids: string
   return unique.map((id) => byId.get(id)!);
 }
 
-/** New pending deliveries, and their events back to pending, in one transaction. */
+/** New pending deliveries, and their events back to pending. */
 async function createDeliveries(sql: SqlClient, orgId: string, replays: Replay[], now: number): Promise<CreatedDelivery[]> {
-  return sql.transaction(async (tx) => {
-    const created = await createPendingDeliveries(
-      tx,
-      replays.map((replay) => ({ orgId, eventId: replay.event.id, targets: replay.targets })),
-      now,
-    );
-    for (const replay of replays) {
-      await tx.run("UPDATE events SET status = 'pending', deliveries_count = deliveries_count + ? WHERE id = ?", [replay.targets.length, replay.event.id]);
-    }
-    return replays.flatMap((replay, index) => created[index]!.map(({ id }, target) => ({ id, replay, target: replay.targets[target]! })));
-  });
+  const created = await createReplayDeliveries(
+    sql,
+    replays.map((replay) => ({ orgId, eventId: replay.event.id, targets: replay.targets })),
+    now,
+  );
+  return replays.flatMap((replay, index) => created[index]!.map(({ id }, target) => ({ id, replay, target: replay.targets[target]! })));
 }
 
 function deliveryJob(orgId: string, delivery: CreatedDelivery): OutgoingMessage {
@@ -97,10 +91,7 @@ async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedD
   const results = await Promise.allSettled(topics.map(([topic, list]) => deps.publish(topic, list.map((d) => deliveryJob(orgId, d)))));
   const unqueued = topics.flatMap(([, list], index) => (results[index]!.status === 'rejected' ? list : []));
   if (unqueued.length === 0) return;
-  await deps.store.sql.transaction(async (tx) => {
-    for (const delivery of unqueued) await tx.run('DELETE FROM deliveries WHERE id = ?', [delivery.id]);
-    await refreshEvents(tx, unqueued.map((d) => d.replay.event.id));
-  });
+  await removeUnqueuedDeliveries(deps.store.sql, unqueued.map((d) => ({ id: d.id, eventId: d.replay.event.id })));
   const cause = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
   throw new UnavailableError(`${unqueued.length} of ${deliveries.length} deliveries could not be queued; try again`, cause);
 }
