@@ -2,7 +2,7 @@ import type { Logger } from '../../libs/logging/logger.js';
 import type { DedupLedger } from '../../libs/store/dedup-ledger.js';
 import type { RateWindows } from '../../libs/store/rate-windows.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
-import { sweepRetention, type RetentionPolicy, type SweepCounts } from '../../libs/ledger/retention.js';
+import { purgeStatisticsBefore, sweepRetention, type RetentionPolicy, type SweepCounts } from '../../libs/ledger/retention.js';
 
 export interface JanitorOptions extends RetentionPolicy {
   sql: SqlClient;
@@ -45,7 +45,7 @@ export function createJanitor(options: JanitorOptions) {
       ...swept,
       dedupKeysPurged: await options.dedup.purgeExpired(at),
       rateWindowsPurged: await options.rateWindows.purgeBefore(at - RATE_WINDOW_KEEP_MS),
-      statsHoursPurged: await options.sql.run('DELETE FROM destination_hourly_stats WHERE hour_start < ?', [at - options.eventRetentionMs]),
+      statsHoursPurged: await purgeStatisticsBefore(options.sql, at - options.eventRetentionMs),
     };
   }
 

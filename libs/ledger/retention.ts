@@ -52,3 +52,8 @@ export async function sweepRetention(
   }
   return counts;
 }
+
+/** Destination statistics by hour older than the events they describe. */
+export function purgeStatisticsBefore(sql: SqlClient, cutoff: number): Promise<number> {
+  return sql.run('DELETE FROM destination_hourly_stats WHERE hour_start < ?', [cutoff]);
+}
