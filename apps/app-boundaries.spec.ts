@@ -7,22 +7,6 @@ const APPS = path.resolve(import.meta.dirname);
 /** Tests may reach into any app; their support lives in libs/testing, so nothing else in apps is exempt. */
 const isTest = (file: string) => file.endsWith('.spec.ts');
 
-/**
- * Imports across apps that stand until their code moves to libs (issue 14): the CLI runs the API's key
- * and transfer services in-process, as a second front end of the api role.
- */
-const KNOWN = new Set([
-  'cli/main.ts -> api/keys/key-service.ts',
-  'cli/progress-bar.ts -> api/transfer/transfer-kind.ts',
-  'cli/transfer-commands.ts -> api/api-deps.ts',
-  'cli/transfer-commands.ts -> api/transfer/destination-transfer.ts',
-  'cli/transfer-commands.ts -> api/transfer/export-service.ts',
-  'cli/transfer-commands.ts -> api/transfer/import-request.ts',
-  'cli/transfer-commands.ts -> api/transfer/import-service.ts',
-  'cli/transfer-commands.ts -> api/transfer/source-transfer.ts',
-  'cli/transfer-commands.ts -> api/transfer/transfer-kind.ts',
-]);
-
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
@@ -46,7 +30,6 @@ describe('App boundaries', () => {
     const crossings = sourceFiles(APPS)
       .filter((file) => !isTest(file) && !path.relative(APPS, file).startsWith(`relay${path.sep}`))
       .flatMap(crossAppImports);
-    expect(crossings.filter((crossing) => !KNOWN.has(crossing))).to.deep.equal([]);
-    expect([...KNOWN].filter((known) => !crossings.includes(known)), 'gone: remove from KNOWN').to.deep.equal([]);
+    expect(crossings).to.deep.equal([]);
   });
 });

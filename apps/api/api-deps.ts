@@ -4,10 +4,10 @@ import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import type { Logger } from '../../libs/logging/logger.js';
 import type { ResourceChange } from '../../libs/pipeline/config-change.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
-import type { OrganizationRow } from '../../libs/store/entities/organization.js';
 import type { Store } from '../../libs/store/store.js';
 import type { RoutedTarget } from '../../libs/routing/route-targets.js';
-import type { KeyAuthenticator } from './keys/key-authenticator.js';
+import type { KeyAuthenticator } from '../../libs/keys/key-authenticator.js';
+import type { Tenant } from '../../libs/tenancy/tenant.js';
 
 /** What the management API needs, wired by the composition root. */
 export interface ApiDeps {
@@ -33,11 +33,6 @@ export interface ApiDeps {
   httpSender: HttpSender;
   /** Tells the replay runner a job was created, so it starts without waiting for its next look. */
   wakeReplays(): void;
-}
-
-/** The authenticated caller: every domain function acts inside this organization only. */
-export interface Tenant {
-  org: OrganizationRow;
 }
 
 /** A caller of the HTTP API: its organization, and how it reaches the relay. */

@@ -10,7 +10,7 @@ import type { ApiKeyScope } from '../../libs/store/entities/api-key.js';
 import type { PageQuery } from '../../libs/store/org-scoped-repository.js';
 import type { ApiDeps, Caller } from './api-deps.js';
 import { authenticate } from './authenticate.js';
-import type { ApiPrincipal } from './keys/key-authenticator.js';
+import type { ApiPrincipal } from '../../libs/keys/key-authenticator.js';
 import { parseBody, parseOptionalBody, parseQuery } from './request-input.js';
 
 type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;

@@ -4,7 +4,7 @@ import type { Role, RoleBuilder } from '../../libs/roles/role.js';
 import { createRouteTargets } from '../../libs/routing/route-targets.js';
 import { startEventCountFolding } from '../../libs/store/event-counts.js';
 import { apiRouter } from './api-app.js';
-import { createKeyAuthenticator } from './keys/key-authenticator.js';
+import { createKeyAuthenticator } from '../../libs/keys/key-authenticator.js';
 import { createReplayRunner } from './replays/replay-runner.js';
 import { replayJobEvents } from './replays/replay-service.js';
 

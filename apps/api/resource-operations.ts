@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { DocumentedContent } from '../../libs/http/operation-spec.js';
 import type { PageQuery } from '../../libs/store/org-scoped-repository.js';
-import type { ApiDeps, Tenant } from './api-deps.js';
+import type { Tenant } from '../../libs/tenancy/tenant.js';
+import type { ApiDeps } from './api-deps.js';
 import { defineOperation, listHandler, type ApiOperation } from './api-operation.js';
 import { pageExample, pageOf } from './openapi/shared-schemas.js';
 

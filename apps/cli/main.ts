@@ -7,7 +7,7 @@ import type { OrganizationRow } from '../../libs/store/entities/organization.js'
 import { makeDataDirPrivate } from '../../libs/storage/private-data-dir.js';
 import { indexAllPending, resetSearchIndex } from '../../libs/store/search-index.js';
 import { openStore, type Store } from '../../libs/store/store.js';
-import { createKey, createKeyBody, keyView, revokeKey } from '../api/keys/key-service.js';
+import { createKey, createKeyBody, keyView, revokeKey } from '../../libs/keys/key-service.js';
 import { TRANSFER_OPTIONS, TRANSFER_USAGE, transferCommands, type CommandOutcome } from './transfer-commands.js';
 
 const USAGE = `Usage:

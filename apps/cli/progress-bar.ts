@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress';
-import type { ProgressListener } from '../api/transfer/transfer-kind.js';
+import type { ProgressListener } from '../../libs/transfer/transfer-kind.js';
 
 /** Below this many items the work is over before a bar would be worth drawing. */
 export const PROGRESS_THRESHOLD = 100;

@@ -4,13 +4,13 @@ import { ValidationError } from '../../libs/errors/errors.js';
 import { loadOrCreateKeyFile } from '../../libs/secrets/key-file.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
 import type { Store } from '../../libs/store/store.js';
-import type { Tenant } from '../api/api-deps.js';
-import { destinationTransfer } from '../api/transfer/destination-transfer.js';
-import { exportResources } from '../api/transfer/export-service.js';
-import { CONFLICT_STRATEGIES } from '../api/transfer/import-request.js';
-import { importResources } from '../api/transfer/import-service.js';
-import { sourceTransfer } from '../api/transfer/source-transfer.js';
-import type { TransferDeps, TransferKind, TransferRow } from '../api/transfer/transfer-kind.js';
+import type { Tenant } from '../../libs/tenancy/tenant.js';
+import { destinationTransfer } from '../../libs/transfer/destination-transfer.js';
+import { exportResources } from '../../libs/transfer/export-service.js';
+import { CONFLICT_STRATEGIES } from '../../libs/transfer/import-request.js';
+import { importResources } from '../../libs/transfer/import-service.js';
+import { sourceTransfer } from '../../libs/transfer/source-transfer.js';
+import type { TransferDeps, TransferKind, TransferRow } from '../../libs/transfer/transfer-kind.js';
 import { progressBar } from './progress-bar.js';
 
 export const TRANSFER_USAGE = `  relay export sources|destinations [--org <slug>] [--include-sensitive] [--out <file>]

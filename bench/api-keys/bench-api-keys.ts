@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { createKeyAuthenticator } from '../../apps/api/keys/key-authenticator.js';
+import { createKeyAuthenticator } from '../../libs/keys/key-authenticator.js';
 import { openStore } from '../../libs/store/store.js';
 
 const { values: args } = parseArgs({

@@ -2,8 +2,9 @@ import { LATENCY_BUCKET_COLUMNS, latencyPercentile } from '../../../libs/stats/l
 import { HOUR_MS, hourStart } from '../../../libs/stats/stats-hours.js';
 import { NotFoundError } from '../../../libs/errors/errors.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
-import type { ApiDeps, Tenant } from '../api-deps.js';
-import { isoTime } from '../iso-time.js';
+import type { Tenant } from '../../../libs/tenancy/tenant.js';
+import type { ApiDeps } from '../api-deps.js';
+import { isoTime } from '../../../libs/time/iso-time.js';
 import { NO_DELIVERIES, type DestinationStats } from './destination-view.js';
 
 /** DESIGN "Health": statistics cover the attempts of the last 24 hours. */

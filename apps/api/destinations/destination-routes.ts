@@ -4,7 +4,7 @@ import { defineOperation, type ApiOperation } from '../api-operation.js';
 import { EXAMPLE_TIME, timestamp } from '../openapi/shared-schemas.js';
 import { resourceOperations } from '../resource-operations.js';
 import { getDestinationHealth } from './destination-health.js';
-import { createDestinationSchema, DESTINATION_READ_ONLY, patchDestinationSchema } from './destination-schema.js';
+import { createDestinationSchema, DESTINATION_READ_ONLY, patchDestinationSchema } from '../../../libs/destinations/destination-schema.js';
 import {
   createDestination,
   deleteDestination,

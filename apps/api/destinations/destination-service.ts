@@ -1,48 +1,19 @@
 import { z } from 'zod';
-import { ConflictError, NotFoundError, ValidationError } from '../../../libs/errors/errors.js';
+import { ConflictError, NotFoundError } from '../../../libs/errors/errors.js';
 import { parseInput } from '../../../libs/http/validate.js';
-import { newId } from '../../../libs/ids/ids.js';
 import { retryPolicySchema } from '../../../libs/delivery/retry-schedule.js';
 import { generateSigningSecret } from '../../../libs/secrets/signing-secret.js';
 import type { DestinationRow } from '../../../libs/store/entities/destination.js';
 import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
 import { isUniqueViolation } from '../../../libs/store/unique-violation.js';
-import type { ApiDeps, Tenant } from '../api-deps.js';
-import { AUTH_CONFIG_SCHEMAS, AUTH_SECRET_FIELDS, type AuthType, type CreateDestinationInput, type PatchDestinationInput } from './destination-schema.js';
+import { sealAuth } from '../../../libs/destinations/destination-credentials.js';
+import type { CreateDestinationInput, PatchDestinationInput } from '../../../libs/destinations/destination-schema.js';
+import { newDestinationRow } from '../../../libs/destinations/new-destination-row.js';
+import { slugify, uniqueSlug } from '../../../libs/slugs/slugs.js';
+import type { Tenant } from '../../../libs/tenancy/tenant.js';
+import type { ApiDeps } from '../api-deps.js';
 import { destinationStats, destinationStatsByIds } from './destination-health.js';
 import { destinationSummary, destinationView } from './destination-view.js';
-import { isMaskedValue } from '../masked-value.js';
-import { slugify, uniqueSlug } from '../slugs.js';
-
-/**
- * A masked credential (a fetched destination sent back) stands for the current value of that field; with no
- * current value of the same authType to stand for, it is refused rather than stored as a credential.
- */
-function unmaskCredentials(deps: Pick<ApiDeps, 'secrets'>, authType: AuthType, authConfig: Record<string, unknown>, current?: DestinationRow) {
-  const masked = AUTH_SECRET_FIELDS[authType].filter((field) => isMaskedValue(authConfig[field]));
-  if (masked.length === 0) return authConfig;
-  const currentConfig =
-    current?.authType === authType && current.authConfigSealed !== null
-      ? (JSON.parse(deps.secrets.open(current.authConfigSealed)) as Record<string, unknown>)
-      : {};
-  const unknown = masked.filter((field) => currentConfig[field] === undefined);
-  if (unknown.length) {
-    const details = unknown.map((field) => ({ field: `authConfig.${field}`, message: 'is a masked value; send the real credential' }));
-    throw new ValidationError(`authConfig is invalid: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details);
-  }
-  return { ...authConfig, ...Object.fromEntries(masked.map((field) => [field, currentConfig[field]])) };
-}
-
-/** Validates authConfig against the effective authType and seals it; `none` carries no config. */
-function sealAuth(deps: Pick<ApiDeps, 'secrets'>, authType: AuthType, authConfig: Record<string, unknown> | null | undefined, current?: DestinationRow): string | null {
-  // Wrapped so that the details name `authConfig.<field>`, as for every other body field.
-  const { authConfig: config } = parseInput(
-    z.strictObject({ authConfig: AUTH_CONFIG_SCHEMAS[authType] }),
-    { authConfig: unmaskCredentials(deps, authType, authConfig ?? {}, current) },
-    `authConfig for authType ${authType}`,
-  );
-  return authType === 'none' ? null : deps.secrets.seal(JSON.stringify(config));
-}
 
 async function requireDestination(deps: ApiDeps, tenant: Tenant, id: string): Promise<DestinationRow> {
   const row = await deps.store.destinations.get(tenant.org.id, id);
@@ -59,40 +30,6 @@ async function insertUnique(deps: ApiDeps, row: DestinationRow): Promise<void> {
     if (isUniqueViolation(error)) throw duplicateSlug(row.slug);
     throw error;
   }
-}
-
-/** A new destination with every create default and sealed credentials; nothing is written (imports share it). */
-export function newDestinationRow(
-  deps: Pick<ApiDeps, 'secrets' | 'now'>,
-  orgId: string,
-  slug: string,
-  input: CreateDestinationInput,
-): DestinationRow {
-  const now = deps.now();
-  const authType = input.authType ?? 'none';
-  const enabled = input.enabled ?? true;
-  return {
-    id: newId('dst'),
-    orgId,
-    name: input.name,
-    slug,
-    url: input.url,
-    method: input.method ?? 'POST',
-    description: input.description ?? null,
-    headers: input.headers ?? {},
-    authType,
-    authConfigSealed: sealAuth(deps, authType, input.authConfig),
-    signingSecretSealed: deps.secrets.seal(generateSigningSecret()),
-    timeoutMs: input.timeoutMs ?? 30000,
-    rateLimitPerMinute: input.rateLimitPerMinute ?? null,
-    retryPolicy: input.retryPolicy ?? retryPolicySchema.parse({}),
-    ordering: input.ordering ?? 'none',
-    enabled,
-    disabledReason: enabled ? null : 'manual',
-    disabledAt: enabled ? null : now,
-    createdAt: now,
-    updatedAt: now,
-  };
 }
 
 /** Concurrent creates of one name can pick the same derived slug; the loser takes the next free one. */

@@ -3,7 +3,8 @@ import { buildDeliveryRequest } from '../../../libs/delivery/build-request.js';
 import { NotFoundError } from '../../../libs/errors/errors.js';
 import { newId } from '../../../libs/ids/ids.js';
 import { createStoreDeliveryLookup } from '../../../libs/delivery/store-lookup.js';
-import type { ApiDeps, Tenant } from '../api-deps.js';
+import type { Tenant } from '../../../libs/tenancy/tenant.js';
+import type { ApiDeps } from '../api-deps.js';
 
 export const destinationTestBody = z.strictObject({ payload: z.record(z.string(), z.unknown()).optional() });
 

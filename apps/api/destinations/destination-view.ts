@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { maskSecret } from '../../../libs/secrets/mask-secret.js';
 import type { DestinationRow } from '../../../libs/store/entities/destination.js';
 import type { ApiDeps } from '../api-deps.js';
-import { isoTime } from '../iso-time.js';
+import { AUTH_SECRET_FIELDS, AUTH_TYPES, type AuthType } from '../../../libs/destinations/destination-schema.js';
+import { destinationSettings } from '../../../libs/destinations/destination-settings.js';
+import { isoTime } from '../../../libs/time/iso-time.js';
 import { EXAMPLE_TIME, timestamp } from '../openapi/shared-schemas.js';
-import { AUTH_SECRET_FIELDS, AUTH_TYPES, type AuthType } from './destination-schema.js';
 
 /** Delivery statistics shown on a destination; a destination with no deliveries yet has none. */
 export interface DestinationStats {
@@ -29,24 +30,6 @@ function maskedAuthConfig(deps: ApiDeps, row: DestinationRow): Record<string, un
   const config = JSON.parse(deps.secrets.open(row.authConfigSealed)) as Record<string, string>;
   for (const field of AUTH_SECRET_FIELDS[row.authType]) if (config[field] !== undefined) config[field] = maskSecret(config[field]);
   return config;
-}
-
-/** The settable fields but `enabled`, as both the API view and the export entry show them, with `authConfig` as each shows it. */
-export function destinationSettings(row: DestinationRow, authConfig: unknown) {
-  return {
-    name: row.name,
-    slug: row.slug,
-    url: row.url,
-    method: row.method,
-    description: row.description,
-    headers: row.headers,
-    authType: row.authType,
-    authConfig,
-    timeoutMs: row.timeoutMs,
-    rateLimitPerMinute: row.rateLimitPerMinute,
-    retryPolicy: row.retryPolicy,
-    ordering: row.ordering,
-  };
 }
 
 export function destinationView(deps: ApiDeps, row: DestinationRow, stats: DestinationStats = NO_DELIVERIES) {

@@ -5,7 +5,8 @@ import { pageEnvelope } from '../../../libs/http/validate.js';
 import { DecryptionError } from '../../../libs/secrets/secret-errors.js';
 import { openStoredPayload } from '../../../libs/payload/stored-payload.js';
 import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
-import type { ApiDeps, Tenant } from '../api-deps.js';
+import type { Tenant } from '../../../libs/tenancy/tenant.js';
+import type { ApiDeps } from '../api-deps.js';
 import {
   deleteEventRow,
   selectAttempts,
@@ -16,7 +17,7 @@ import {
   type EventFilter,
   type EventRecord,
 } from '../../../libs/ledger/event-queries.js';
-import { isoTime } from '../iso-time.js';
+import { isoTime } from '../../../libs/time/iso-time.js';
 import { signatureHeadersOf } from './header-view.js';
 import { deliveryView, eventSummary, eventView, timelineView } from './event-view.js';
 import { payloadBytes, payloadValue } from './payload-view.js';

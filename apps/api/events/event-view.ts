@@ -1,4 +1,4 @@
-import { isoTime } from '../iso-time.js';
+import { isoTime } from '../../../libs/time/iso-time.js';
 import { storedHeadersView } from './header-view.js';
 import type { AttemptRecordRow, DeliveryRecord, EventRecord, EventSummaryRecord } from '../../../libs/ledger/event-queries.js';
 

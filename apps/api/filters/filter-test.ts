@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { compileFilter, type FilterDocument } from '../../../libs/filters/route-filter.js';
-import type { ApiDeps, Tenant } from '../api-deps.js';
+import type { Tenant } from '../../../libs/tenancy/tenant.js';
+import type { ApiDeps } from '../api-deps.js';
 import { payloadExpired, receivedBody, requireEvent, storedEventDocument } from '../events/event-service.js';
 import { routeFilterSchema } from '../routes/route-filter-schema.js';
 

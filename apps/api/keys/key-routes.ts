@@ -3,7 +3,7 @@ import { paginationShape } from '../../../libs/http/validate.js';
 import { API_KEY_SCOPES } from '../../../libs/store/entities/api-key.js';
 import { defineOperation, listHandler, type ApiOperation } from '../api-operation.js';
 import { EXAMPLE_TIME, pageExample, pageOf, timestamp } from '../openapi/shared-schemas.js';
-import { createKey, createKeyBody, currentKey, listKeys, revokeKey } from './key-service.js';
+import { createKey, createKeyBody, currentKey, listKeys, revokeKey } from '../../../libs/keys/key-service.js';
 
 const keySchema = z
   .object({

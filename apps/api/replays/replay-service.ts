@@ -1,7 +1,8 @@
 import { ConflictError, NotFoundError } from '../../../libs/errors/errors.js';
 import { newId } from '../../../libs/ids/ids.js';
 import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
-import type { ApiDeps, Tenant } from '../api-deps.js';
+import type { Tenant } from '../../../libs/tenancy/tenant.js';
+import type { ApiDeps } from '../api-deps.js';
 import { matchingBound, selectEventPage } from '../../../libs/ledger/event-queries.js';
 import { namedTargets, replayEvents, type ReplayDeps } from '../events/event-replay.js';
 import type { ReplayEvents } from './replay-runner.js';

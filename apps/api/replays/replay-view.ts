@@ -1,4 +1,4 @@
-import { isoTime } from '../iso-time.js';
+import { isoTime } from '../../../libs/time/iso-time.js';
 import type { EventFilter } from '../../../libs/ledger/event-queries.js';
 
 /** A replay job as stored. */

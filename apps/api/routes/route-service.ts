@@ -3,8 +3,9 @@ import { newId } from '../../../libs/ids/ids.js';
 import type { RouteRow } from '../../../libs/store/entities/route.js';
 import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
 import { isUniqueViolation } from '../../../libs/store/unique-violation.js';
-import type { ApiDeps, Tenant } from '../api-deps.js';
-import { isoTime } from '../iso-time.js';
+import type { Tenant } from '../../../libs/tenancy/tenant.js';
+import type { ApiDeps } from '../api-deps.js';
+import { isoTime } from '../../../libs/time/iso-time.js';
 import type { RouteFilter } from './route-filter-schema.js';
 
 export interface CreateRouteInput {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { paginationShape, queryBoolean, queryString } from '../../../libs/http/validate.js';
 import { defineOperation, type ApiOperation } from '../api-operation.js';
 import { resourceOperations } from '../resource-operations.js';
-import { createSourceSchema, patchSourceSchema, SOURCE_READ_ONLY } from './source-schema.js';
+import { createSourceSchema, patchSourceSchema, SOURCE_READ_ONLY } from '../../../libs/sources/source-schema.js';
 import { createSource, deleteSource, getSource, listSources, rotateSourceSecret, updateSource } from './source-service.js';
 import { rotatedSecretSchema, sourceExample, sourceSummaryExample, sourceSummarySchema, sourceViewSchema } from './source-view.js';
 

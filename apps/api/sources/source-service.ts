@@ -1,92 +1,21 @@
 import { ConflictError, NotFoundError, ValidationError } from '../../../libs/errors/errors.js';
-import { newId } from '../../../libs/ids/ids.js';
 import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
 import type { SourceRow } from '../../../libs/store/entities/source.js';
 import { generateSigningSecret } from '../../../libs/secrets/signing-secret.js';
-import { DEFAULT_TOLERANCE_SECONDS, type VerificationConfigInput } from '../../../libs/signatures/verification-config.js';
-import type { ApiDeps, Caller, Tenant } from '../api-deps.js';
+import type { VerificationConfigInput } from '../../../libs/signatures/verification-config.js';
+import { newSourceRow } from '../../../libs/sources/new-source-row.js';
+import { checkSourceConsistency } from '../../../libs/sources/source-consistency.js';
+import type { CreateSourceInput, PatchSourceInput } from '../../../libs/sources/source-schema.js';
+import { sealVerification } from '../../../libs/sources/source-verification.js';
+import type { Tenant } from '../../../libs/tenancy/tenant.js';
+import type { ApiDeps, Caller } from '../api-deps.js';
 import { countEvents, countEventsBySource } from '../../../libs/store/event-counts.js';
 import { isUniqueViolation } from '../../../libs/store/unique-violation.js';
-import type { CreateSourceInput, PatchSourceInput } from './source-schema.js';
 import { sourceSummary, sourceView } from './source-view.js';
-
-/** Providers whose webhooks are signed in a known way; their source verifies that way unless told otherwise. */
-const PROVIDER_VERIFICATION: Partial<Record<string, VerificationConfigInput['type']>> = {
-  codehost: 'codehost',
-  payments: 'payments',
-  commerce: 'commerce',
-  chat: 'chat',
-  telecom: 'telecom',
-};
-
-interface SealedVerification {
-  verification: Record<string, unknown>;
-  secretSealed: string | null;
-}
-
-/** Splits a verification config into its stored settings and its sealed secret (generated when absent). */
-function sealVerification(deps: Pick<ApiDeps, 'secrets'>, config: VerificationConfigInput, keepSecret: string | null): SealedVerification {
-  const { secret, ...settings } = config as VerificationConfigInput & { secret?: string };
-  if (config.type === 'none') return { verification: settings, secretSealed: null };
-  if (secret !== undefined) return { verification: settings, secretSealed: deps.secrets.seal(secret) };
-  return { verification: settings, secretSealed: keepSecret ?? deps.secrets.seal(generateSigningSecret()) };
-}
-
-export function defaultVerification(provider: string | null | undefined): VerificationConfigInput {
-  const type = provider ? PROVIDER_VERIFICATION[provider] : undefined;
-  return (type ? { type, toleranceSeconds: DEFAULT_TOLERANCE_SECONDS } : { type: 'none' }) as VerificationConfigInput;
-}
-
-/** Rules that span fields, checked on the merged result of a create or a patch. */
-function checkConsistency(row: SourceRow): void {
-  const details = [];
-  if (row.ipFilterMode === 'allowlist' && row.ipAllowlist.length === 0) {
-    details.push({ field: 'ipAllowlist', message: 'must not be empty when ipFilterMode is allowlist' });
-  }
-  if (row.ipFilterMode === 'denylist' && row.ipDenylist.length === 0) {
-    details.push({ field: 'ipDenylist', message: 'must not be empty when ipFilterMode is denylist' });
-  }
-  if (row.dedupEnabled && row.dedupStrategy === 'idempotency_key' && !row.dedupCustomHeader) {
-    details.push({ field: 'dedupCustomHeader', message: 'is required when dedupStrategy is idempotency_key' });
-  }
-  if (details.length) throw new ValidationError(`Source is invalid: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details);
-}
 
 async function requireSource(deps: ApiDeps, tenant: Tenant, id: string): Promise<SourceRow> {
   const row = await deps.store.sources.get(tenant.org.id, id);
   if (!row) throw new NotFoundError(`Source ${id} not found`);
-  return row;
-}
-
-/** A new source with every create default, checked by the cross-field rules; nothing is written (imports share it). */
-export function newSourceRow(deps: Pick<ApiDeps, 'secrets' | 'now'>, orgId: string, input: CreateSourceInput): SourceRow {
-  const now = deps.now();
-  const sealed = sealVerification(deps, input.verificationConfig ?? defaultVerification(input.provider), null);
-  const row: SourceRow = {
-    id: newId('src'),
-    orgId,
-    name: input.name,
-    slug: input.slug,
-    description: input.description ?? null,
-    provider: input.provider ?? null,
-    ...sealed,
-    rejectInvalidSignatures: input.rejectInvalidSignatures ?? false,
-    rateLimitPerMinute: input.rateLimitPerMinute ?? null,
-    ipFilterMode: input.ipFilterMode ?? 'none',
-    ipAllowlist: input.ipAllowlist ?? [],
-    ipDenylist: input.ipDenylist ?? [],
-    encryptFields: input.encryptFields ?? [],
-    maskFields: input.maskFields ?? [],
-    dedupEnabled: input.dedupEnabled ?? false,
-    dedupStrategy: input.dedupStrategy ?? 'auto',
-    dedupWindowHours: input.dedupWindowHours ?? 24,
-    dedupCustomHeader: input.dedupCustomHeader ?? null,
-    enabled: input.enabled ?? true,
-    lastEventAt: null,
-    createdAt: now,
-    updatedAt: now,
-  };
-  checkConsistency(row);
   return row;
 }
 
@@ -140,7 +69,7 @@ export async function updateSource(deps: ApiDeps, tenant: Caller, id: string, pa
     const sameType = current.verification.type === verificationConfig.type;
     Object.assign(changes, sealVerification(deps, verificationConfig, sameType ? current.secretSealed : null));
   }
-  checkConsistency({ ...current, ...changes });
+  checkSourceConsistency({ ...current, ...changes });
   const updated = await deps.store.sources.update(tenant.org.id, id, changes);
   if (!updated) throw new NotFoundError(`Source ${id} not found`);
   await deps.announce({ kind: 'source', action: 'updated', orgId: tenant.org.id, id });

@@ -3,9 +3,10 @@ import { DIGEST_ALGORITHMS, DIGEST_ENCODINGS } from '../../../libs/signatures/ve
 import { maskSecret } from '../../../libs/secrets/mask-secret.js';
 import type { SourceRow } from '../../../libs/store/entities/source.js';
 import type { ApiDeps, Caller } from '../api-deps.js';
-import { isoTime as iso } from '../iso-time.js';
+import { ingestSettings } from '../../../libs/sources/ingest-settings.js';
+import { DEDUP_STRATEGIES, PROVIDERS } from '../../../libs/sources/source-schema.js';
+import { isoTime as iso } from '../../../libs/time/iso-time.js';
 import { EXAMPLE_TIME, maskedSecret, timestamp } from '../openapi/shared-schemas.js';
-import { DEDUP_STRATEGIES, PROVIDERS } from './source-schema.js';
 
 export function webhookUrl(tenant: Caller, row: SourceRow): string {
   return `${tenant.publicUrl}/ingest/${tenant.org.slug}/${row.slug}`;
@@ -15,26 +16,6 @@ export function webhookUrl(tenant: Caller, row: SourceRow): string {
 function maskedVerification(deps: ApiDeps, row: SourceRow) {
   if (row.secretSealed === null) return row.verification;
   return { ...row.verification, secret: maskSecret(deps.secrets.open(row.secretSealed)) };
-}
-
-/**
- * How the gateway treats a source's requests (signatures, rate, IP filter, payload protection, dedup), as
- * both the API view and the export entry show them.
- */
-export function ingestSettings(row: SourceRow) {
-  return {
-    rejectInvalidSignatures: row.rejectInvalidSignatures,
-    rateLimitPerMinute: row.rateLimitPerMinute,
-    ipFilterMode: row.ipFilterMode,
-    ipAllowlist: row.ipAllowlist,
-    ipDenylist: row.ipDenylist,
-    encryptFields: row.encryptFields,
-    maskFields: row.maskFields,
-    dedupEnabled: row.dedupEnabled,
-    dedupStrategy: row.dedupStrategy,
-    dedupWindowHours: row.dedupWindowHours,
-    dedupCustomHeader: row.dedupCustomHeader,
-  };
 }
 
 /** `eventsCount` is the source's stored events, counted by the store (libs/store/event-counts.ts). */

@@ -1,18 +1,19 @@
 import { z } from 'zod';
 import { queryBoolean } from '../../../libs/http/validate.js';
-import type { ApiDeps, Tenant } from '../api-deps.js';
+import type { Tenant } from '../../../libs/tenancy/tenant.js';
+import type { ApiDeps } from '../api-deps.js';
 import { defineOperation, type ApiOperation } from '../api-operation.js';
 import { destinationExample, destinationViewSchema } from '../destinations/destination-view.js';
 import { EXAMPLE_TIME, timestamp } from '../openapi/shared-schemas.js';
 import { sourceExample, sourceViewSchema, verificationViewSchema } from '../sources/source-view.js';
-import { bulkDelete } from './bulk-delete.js';
-import { destinationTransfer } from './destination-transfer.js';
-import { exportResources } from './export-service.js';
-import { commaSeparatedIds, idListSchema } from './id-list.js';
-import { CONFLICT_STRATEGIES, importRequestSchema } from './import-request.js';
-import { importResources } from './import-service.js';
-import { sourceTransfer } from './source-transfer.js';
-import { EXPORT_VERSION, REDACTED, type TransferKind, type TransferRow } from './transfer-kind.js';
+import { bulkDelete } from '../../../libs/transfer/bulk-delete.js';
+import { destinationTransfer } from '../../../libs/transfer/destination-transfer.js';
+import { exportResources } from '../../../libs/transfer/export-service.js';
+import { commaSeparatedIds, idListSchema } from '../../../libs/transfer/id-list.js';
+import { CONFLICT_STRATEGIES, importRequestSchema } from '../../../libs/transfer/import-request.js';
+import { importResources } from '../../../libs/transfer/import-service.js';
+import { sourceTransfer } from '../../../libs/transfer/source-transfer.js';
+import { EXPORT_VERSION, REDACTED, type TransferKind, type TransferRow } from '../../../libs/transfer/transfer-kind.js';
 
 const exportQuery = z.object({
   ids: commaSeparatedIds.optional().meta({ description: 'Comma-separated ids (1..1000); every one when left out', example: 'src_01JDQ4Z6W8K3M5N7P9R1T3V5X7,src_01JDQ4Z6W8K3M5N7P9R1T3V5X8' }),

@@ -1,5 +1,5 @@
-import type { Tenant } from '../api-deps.js';
-import { isoTime } from '../iso-time.js';
+import type { Tenant } from '../tenancy/tenant.js';
+import { isoTime } from '../time/iso-time.js';
 import { requireOwnRows } from './own-rows.js';
 import { EXPORT_VERSION, type ProgressListener, type TransferDeps, type TransferKind, type TransferRow } from './transfer-kind.js';
 

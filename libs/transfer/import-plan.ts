@@ -1,7 +1,7 @@
-import { ValidationError } from '../../../libs/errors/errors.js';
-import type { Tenant } from '../api-deps.js';
+import { ValidationError } from '../errors/errors.js';
+import type { Tenant } from '../tenancy/tenant.js';
 import { slugSchema } from '../sources/source-schema.js';
-import { firstFreeSlug } from '../slugs.js';
+import { firstFreeSlug } from '../slugs/slugs.js';
 import type { ImportRequest } from './import-request.js';
 import type { BuiltRow, ProgressListener, TransferDeps, TransferKind, TransferRow } from './transfer-kind.js';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { openStoreFixture, type StoreFixture } from '../../../libs/testing/store-fixtures.js';
-import { describeEachStore } from '../../../libs/testing/store-targets.js';
+import { openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
+import { describeEachStore } from '../testing/store-targets.js';
 import { createKeyAuthenticator, type KeyAuthenticator } from './key-authenticator.js';
 
 const MINUTE = 60_000;

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { ValidationError } from '../../../libs/errors/errors.js';
-import { parseInput } from '../../../libs/http/validate.js';
-import { DestinationEntity, type DestinationRow } from '../../../libs/store/entities/destination.js';
+import { ValidationError } from '../errors/errors.js';
+import { parseInput } from '../http/validate.js';
+import { DestinationEntity, type DestinationRow } from '../store/entities/destination.js';
 import { createDestinationSchema } from '../destinations/destination-schema.js';
-import { newDestinationRow } from '../destinations/destination-service.js';
-import { destinationSettings } from '../destinations/destination-view.js';
-import { slugify } from '../slugs.js';
+import { destinationSettings } from '../destinations/destination-settings.js';
+import { newDestinationRow } from '../destinations/new-destination-row.js';
+import { slugify } from '../slugs/slugs.js';
 import { REDACTED, type TransferDeps, type TransferKind } from './transfer-kind.js';
 
 /**

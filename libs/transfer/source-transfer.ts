@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { ValidationError } from '../../../libs/errors/errors.js';
-import { parseInput } from '../../../libs/http/validate.js';
-import { verificationConfigSchema, type VerificationConfigInput } from '../../../libs/signatures/verification-config.js';
-import { SourceEntity, type SourceRow } from '../../../libs/store/entities/source.js';
+import { ValidationError } from '../errors/errors.js';
+import { parseInput } from '../http/validate.js';
+import { verificationConfigSchema, type VerificationConfigInput } from '../signatures/verification-config.js';
+import { SourceEntity, type SourceRow } from '../store/entities/source.js';
 import { createSourceSchema, type CreateSourceInput } from '../sources/source-schema.js';
-import { defaultVerification, newSourceRow } from '../sources/source-service.js';
-import { ingestSettings } from '../sources/source-view.js';
+import { ingestSettings } from '../sources/ingest-settings.js';
+import { newSourceRow } from '../sources/new-source-row.js';
+import { defaultVerification } from '../sources/source-verification.js';
 import { REDACTED, type TransferDeps, type TransferKind } from './transfer-kind.js';
 
 /**

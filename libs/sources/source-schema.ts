@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { isValidIpRule } from '../../../libs/net/ip-rules.js';
-import { compileFieldPath, FieldPathError } from '../../../libs/payload/field-path.js';
-import { specCode } from '../../../libs/http/validate.js';
-import { verificationConfigSchema } from '../../../libs/signatures/verification-config.js';
-import { isMaskedValue } from '../masked-value.js';
+import { isValidIpRule } from '../net/ip-rules.js';
+import { compileFieldPath, FieldPathError } from '../payload/field-path.js';
+import { specCode } from '../http/validate.js';
+import { verificationConfigSchema } from '../signatures/verification-config.js';
+import { isMaskedValue } from '../secrets/masked-value.js';
 
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 

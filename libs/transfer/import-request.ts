@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseInput } from '../../../libs/http/validate.js';
+import { parseInput } from '../http/validate.js';
 import { EXPORT_VERSION, MAX_TRANSFER_ITEMS } from './transfer-kind.js';
 
 export const CONFLICT_STRATEGIES = ['skip', 'rename', 'overwrite'] as const;

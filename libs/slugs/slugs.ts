@@ -1,4 +1,4 @@
-import type { OrgScopedRepository } from '../../libs/store/org-scoped-repository.js';
+import type { OrgScopedRepository } from '../store/org-scoped-repository.js';
 
 /** `My Shop (EU)` becomes `my-shop-eu`; a name with no usable characters becomes `destination`. */
 export function slugify(name: string): string {

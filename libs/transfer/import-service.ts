@@ -1,6 +1,6 @@
-import { ConflictError } from '../../../libs/errors/errors.js';
-import { isUniqueViolation } from '../../../libs/store/unique-violation.js';
-import type { Tenant } from '../api-deps.js';
+import { ConflictError } from '../errors/errors.js';
+import { isUniqueViolation } from '../store/unique-violation.js';
+import type { Tenant } from '../tenancy/tenant.js';
 import { planImport, type EntryResult, type EntryStatus, type ImportPlan } from './import-plan.js';
 import { parseImportRequest } from './import-request.js';
 import type { ProgressListener, TransferDeps, TransferKind, TransferRow } from './transfer-kind.js';

@@ -1,5 +1,5 @@
-import { NotFoundError } from '../../../libs/errors/errors.js';
-import type { Store } from '../../../libs/store/store.js';
+import { NotFoundError } from '../errors/errors.js';
+import type { Store } from '../store/store.js';
 import type { TransferKind, TransferRow } from './transfer-kind.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { EntitySchema } from 'typeorm';
-import type { OrgScopedRepository } from '../../../libs/store/org-scoped-repository.js';
-import type { Store } from '../../../libs/store/store.js';
-import type { ApiDeps } from '../api-deps.js';
+import type { OrgScopedRepository } from '../store/org-scoped-repository.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import type { Store } from '../store/store.js';
 
 /** The export format version (SPEC 2.8, 9). */
 export const EXPORT_VERSION = '1.0';
@@ -11,7 +11,11 @@ export const REDACTED = '***REDACTED***';
 export const MAX_TRANSFER_ITEMS = 1000;
 
 /** What export, import and bulk delete need; no announcements, so the CLI can call them without a broker. */
-export type TransferDeps = Pick<ApiDeps, 'store' | 'secrets' | 'now'>;
+export interface TransferDeps {
+  store: Store;
+  secrets: SecretBox;
+  now: () => number;
+}
 
 export interface TransferRow {
   id: string;

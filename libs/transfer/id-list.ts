@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { queryString } from '../../../libs/http/validate.js';
+import { queryString } from '../http/validate.js';
 import { MAX_TRANSFER_ITEMS } from './transfer-kind.js';
 
 /** A list of resource ids: 1 to 1000 strings; repeats count once. */

@@ -1,4 +1,4 @@
-import type { Tenant } from '../api-deps.js';
+import type { Tenant } from '../tenancy/tenant.js';
 import { requireOwnRows } from './own-rows.js';
 import type { TransferDeps, TransferKind, TransferRow } from './transfer-kind.js';
 

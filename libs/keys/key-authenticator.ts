@@ -1,8 +1,8 @@
 import { hash, timingSafeEqual } from 'node:crypto';
-import type { ApiKeyRepository } from '../../../libs/store/api-key-repository.js';
-import type { ApiKeyScope } from '../../../libs/store/entities/api-key.js';
-import type { OrganizationRepository } from '../../../libs/store/store.js';
-import type { Tenant } from '../api-deps.js';
+import type { ApiKeyRepository } from '../store/api-key-repository.js';
+import type { ApiKeyScope } from '../store/entities/api-key.js';
+import type { OrganizationRepository } from '../store/store.js';
+import type { Tenant } from '../tenancy/tenant.js';
 
 /** Who is calling: a key, its organization and what it may do. */
 export interface ApiPrincipal extends Tenant {

@@ -1,9 +1,10 @@
-import { ConflictError, NotFoundError } from '../../../libs/errors/errors.js';
+import { ConflictError, NotFoundError } from '../errors/errors.js';
 import { z } from 'zod';
-import { API_KEY_SCOPES, type ApiKeyRow, type ApiKeyScope } from '../../../libs/store/entities/api-key.js';
-import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
-import type { ApiDeps, Tenant } from '../api-deps.js';
-import { isoTime } from '../iso-time.js';
+import { API_KEY_SCOPES, type ApiKeyRow, type ApiKeyScope } from '../store/entities/api-key.js';
+import type { PageQuery } from '../store/org-scoped-repository.js';
+import type { Store } from '../store/store.js';
+import type { Tenant } from '../tenancy/tenant.js';
+import { isoTime } from '../time/iso-time.js';
 
 export const createKeyBody = z.strictObject({
   name: z.string().trim().min(1, 'is required').max(100, 'must be at most 100 characters'),
@@ -11,7 +12,9 @@ export const createKeyBody = z.strictObject({
 });
 
 /** What key management needs: the store only, so the CLI calls the same functions. */
-export type KeyDeps = Pick<ApiDeps, 'store'>;
+export interface KeyDeps {
+  store: Store;
+}
 
 export function keyView(row: ApiKeyRow) {
   return {

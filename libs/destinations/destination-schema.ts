@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { specCode } from '../../../libs/http/validate.js';
-import { retryPolicyChangeSchema, retryPolicySchema } from '../../../libs/delivery/retry-schedule.js';
+import { specCode } from '../http/validate.js';
+import { retryPolicyChangeSchema, retryPolicySchema } from '../delivery/retry-schedule.js';
 import { descriptionSchema, nameSchema, rateLimitSchema, slugSchema } from '../sources/source-schema.js';
 
 const isHttpUrl = (value: string) => {

@@ -1,0 +1,41 @@
+import { retryPolicySchema } from '../delivery/retry-schedule.js';
+import { newId } from '../ids/ids.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import { generateSigningSecret } from '../secrets/signing-secret.js';
+import type { DestinationRow } from '../store/entities/destination.js';
+import { sealAuth } from './destination-credentials.js';
+import type { CreateDestinationInput } from './destination-schema.js';
+
+/** A new destination with every create default and sealed credentials; nothing is written (the API and imports share it). */
+export function newDestinationRow(
+  deps: { secrets: SecretBox; now: () => number },
+  orgId: string,
+  slug: string,
+  input: CreateDestinationInput,
+): DestinationRow {
+  const now = deps.now();
+  const authType = input.authType ?? 'none';
+  const enabled = input.enabled ?? true;
+  return {
+    id: newId('dst'),
+    orgId,
+    name: input.name,
+    slug,
+    url: input.url,
+    method: input.method ?? 'POST',
+    description: input.description ?? null,
+    headers: input.headers ?? {},
+    authType,
+    authConfigSealed: sealAuth(deps, authType, input.authConfig),
+    signingSecretSealed: deps.secrets.seal(generateSigningSecret()),
+    timeoutMs: input.timeoutMs ?? 30000,
+    rateLimitPerMinute: input.rateLimitPerMinute ?? null,
+    retryPolicy: input.retryPolicy ?? retryPolicySchema.parse({}),
+    ordering: input.ordering ?? 'none',
+    enabled,
+    disabledReason: enabled ? null : 'manual',
+    disabledAt: enabled ? null : now,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
