@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createInvalidatingCache } from './invalidating-cache.js';
+import { createInvalidatingCache, type InvalidatingCache } from './invalidating-cache.js';
 
 /** A store whose reads answer only when the test says so, each read recorded by key. */
 function controlledStore<V>() {
@@ -71,31 +71,26 @@ describe('createInvalidatingCache', () => {
     expect(cache.size).to.equal(0);
   });
 
-  it('gives a load that an invalidation of its key overtook to its waiters without keeping it', async () => {
-    const store = controlledStore<string>();
-    const cache = createInvalidatingCache({ load: store.load });
-    const overtaken = cache.get('a');
-    cache.invalidate('a');
-    const fresh = cache.get('a');
-    expect(store.reads).to.have.length(2);
+  for (const [overtaker, invalidate] of [
+    ['its key', (cache: InvalidatingCache<string, string, []>) => cache.invalidate('a')],
+    ['every key', (cache: InvalidatingCache<string, string, []>) => cache.invalidate()],
+  ] as const) {
+    it(`gives a load that an invalidation of ${overtaker} overtook to its waiters without keeping it`, async () => {
+      const store = controlledStore<string>();
+      const cache = createInvalidatingCache({ load: store.load });
+      const overtaken = cache.get('a');
+      invalidate(cache);
+      const fresh = cache.get('a');
+      expect(store.reads).to.have.length(2);
 
-    store.reads[0]!.answer('old');
-    expect(await overtaken).to.equal('old');
-    store.reads[1]!.answer('new');
-    expect(await fresh).to.equal('new');
-    expect(await cache.get('a')).to.equal('new');
-    expect(store.reads).to.have.length(2);
-  });
-
-  it('does not keep a load that an invalidation of every key overtook', async () => {
-    const store = controlledStore<string>();
-    const cache = createInvalidatingCache({ load: store.load });
-    const overtaken = cache.get('a');
-    cache.invalidate();
-    store.reads[0]!.answer('old');
-    expect(await overtaken).to.equal('old');
-    expect(cache.size).to.equal(0);
-  });
+      store.reads[0]!.answer('old');
+      expect(await overtaken).to.equal('old');
+      store.reads[1]!.answer('new');
+      expect(await fresh).to.equal('new');
+      expect(await cache.get('a')).to.equal('new');
+      expect(store.reads).to.have.length(2);
+    });
+  }
 
   it('keeps a load that only an invalidation of another key came during', async () => {
     const store = controlledStore<string>();
