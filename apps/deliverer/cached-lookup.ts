@@ -1,4 +1,5 @@
-import type { DeliveryLookup, DeliveryTarget } from '../../libs/delivery/delivery-lookup.js';
+import { createInvalidatingCache } from '../../libs/cache/invalidating-cache.js';
+import type { DeliveryLookup } from '../../libs/delivery/delivery-lookup.js';
 
 export interface CachedLookupOptions {
   /** Safety net only: changes announced on relay.config invalidate at once (`invalidate`). */
@@ -13,62 +14,29 @@ export interface CachedLookup extends DeliveryLookup {
   invalidate(destinationId?: string): void;
 }
 
-interface Entry<T> {
-  value: Promise<T>;
-  expiresAt: number;
-}
-
 /**
- * The lookup behind a cache keyed by id, so a backlog of jobs costs one store read per destination.
- * Concurrent reads of one id share a load; a missing destination is cached too (a deleted destination's
- * backlog must not hit the store per job); a failed load is not cached.
+ * The lookup behind caches keyed by id, so a backlog of jobs costs one store read per destination and
+ * per source. A missing destination is cached too: a deleted destination's backlog must not hit the
+ * store per job. A load runs with the organization of the job that asked first.
  */
 export function createCachedLookup(inner: DeliveryLookup, options: CachedLookupOptions = {}): CachedLookup {
-  const ttlMs = options.ttlMs ?? 60_000;
-  const maxSourceEntries = options.maxSourceEntries ?? 10_000;
-  const now = options.now ?? Date.now;
-  const destinations = new Map<string, Entry<DeliveryTarget | null>>();
-  const slugs = new Map<string, Promise<string | null>>();
-  let generation = 0;
-
-  async function destination(orgId: string, destinationId: string): Promise<DeliveryTarget | null> {
-    let entry = destinations.get(destinationId);
-    if (!entry || entry.expiresAt <= now()) {
-      const loadedIn = generation;
-      const value = inner.destination(orgId, destinationId);
-      entry = { value, expiresAt: now() + ttlMs };
-      destinations.set(destinationId, entry);
-      const stored = entry;
-      // A change announced while the load ran may not be in its result: such a result is used once, not kept.
-      value.then(
-        () => loadedIn !== generation && destinations.get(destinationId) === stored && destinations.delete(destinationId),
-        () => destinations.get(destinationId) === stored && destinations.delete(destinationId),
-      );
-    }
-    const target = await entry.value;
-    // Ids are unique across organizations; a job naming another organization does not get this one.
-    return target && target.orgId === orgId ? target : null;
-  }
-
-  async function sourceSlug(orgId: string, sourceId: string): Promise<string | null> {
-    let slug = slugs.get(sourceId);
-    if (!slug) {
-      if (slugs.size >= maxSourceEntries) slugs.delete(slugs.keys().next().value!);
-      slug = inner.sourceSlug(orgId, sourceId);
-      slugs.set(sourceId, slug);
-      const stored = slug;
-      slug.catch(() => slugs.get(sourceId) === stored && slugs.delete(sourceId));
-    }
-    return slug;
-  }
+  const destinations = createInvalidatingCache({
+    load: (destinationId: string, orgId: string) => inner.destination(orgId, destinationId),
+    ttlMs: options.ttlMs ?? 60_000,
+    now: options.now,
+  });
+  const slugs = createInvalidatingCache({
+    load: (sourceId: string, orgId: string) => inner.sourceSlug(orgId, sourceId),
+    maxEntries: options.maxSourceEntries ?? 10_000,
+  });
 
   return {
-    destination,
-    sourceSlug,
-    invalidate(destinationId) {
-      generation += 1;
-      if (destinationId === undefined) destinations.clear();
-      else destinations.delete(destinationId);
+    async destination(orgId, destinationId) {
+      const target = await destinations.get(destinationId, orgId);
+      // Ids are unique across organizations; a job naming another organization does not get this one.
+      return target && target.orgId === orgId ? target : null;
     },
+    sourceSlug: (orgId, sourceId) => slugs.get(sourceId, orgId),
+    invalidate: (destinationId) => destinations.invalidate(destinationId),
   };
 }

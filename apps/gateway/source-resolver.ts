@@ -1,3 +1,4 @@
+import { createInvalidatingCache } from '../../libs/cache/invalidating-cache.js';
 import { DEFAULT_PLAN_LIMITS, type PlanLimits, type PlanLimitTable } from '../../libs/config/plan-limits.js';
 import { parseIpRule, type IpRule } from '../../libs/net/ip-rules.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
@@ -51,37 +52,20 @@ function resolve(org: OrganizationRow, source: SourceRow, secrets: SecretBox, li
  * flood of requests to a wrong URL does not reach the database; any configuration change clears all.
  */
 export function createSourceResolver(options: SourceResolverOptions) {
-  const ttlMs = options.ttlMs ?? 30_000;
-  const maxEntries = options.maxEntries ?? 10_000;
-  const now = options.now ?? Date.now;
   const limits = options.limits ?? DEFAULT_PLAN_LIMITS;
-  const cache = new Map<string, { value: ResolvedSource | null; expiresAt: number }>();
-  let generation = 0;
-
-  async function load(orgSlug: string, sourceSlug: string): Promise<ResolvedSource | null> {
-    const org = await options.lookup.organizationBySlug(orgSlug);
-    const source = org ? await options.lookup.sourceBySlug(org.id, sourceSlug) : null;
-    return org && source ? resolve(org, source, options.secrets, limits) : null;
-  }
-
+  const cache = createInvalidatingCache({
+    load: async (_key: string, orgSlug: string, sourceSlug: string): Promise<ResolvedSource | null> => {
+      const org = await options.lookup.organizationBySlug(orgSlug);
+      const source = org ? await options.lookup.sourceBySlug(org.id, sourceSlug) : null;
+      return org && source ? resolve(org, source, options.secrets, limits) : null;
+    },
+    ttlMs: options.ttlMs ?? 30_000,
+    maxEntries: options.maxEntries ?? 10_000,
+    now: options.now,
+  });
   return {
-    async get(orgSlug: string, sourceSlug: string): Promise<ResolvedSource | null> {
-      const key = `${orgSlug}/${sourceSlug}`;
-      const hit = cache.get(key);
-      if (hit && hit.expiresAt > now()) return hit.value;
-      const startedAt = generation;
-      const value = await load(orgSlug, sourceSlug);
-      // A change that landed while this load ran may have been missed by it: do not cache the result.
-      if (startedAt === generation) {
-        if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
-        cache.set(key, { value, expiresAt: now() + ttlMs });
-      }
-      return value;
-    },
-    invalidate(): void {
-      generation += 1;
-      cache.clear();
-    },
+    get: (orgSlug: string, sourceSlug: string): Promise<ResolvedSource | null> => cache.get(`${orgSlug}/${sourceSlug}`, orgSlug, sourceSlug),
+    invalidate: (): void => cache.invalidate(),
   };
 }
 

@@ -1,3 +1,4 @@
+import { createInvalidatingCache } from '../cache/invalidating-cache.js';
 import { compileFilter, type CompiledFilter, type FilterDocument } from '../filters/route-filter.js';
 import type { SqlClient } from '../store/sql-client.js';
 
@@ -36,41 +37,32 @@ export function matchRoutes(targets: RoutedTarget[], document: () => FilterDocum
  * (`invalidate`).
  */
 export function createRouteTargets(sql: SqlClient, options: { ttlMs?: number; now?: () => number } = {}) {
-  const ttlMs = options.ttlMs ?? 30_000;
-  const now = options.now ?? Date.now;
-  const cache = new Map<string, { targets: RoutedTarget[]; expiresAt: number }>();
-  let generation = 0;
+  const cache = createInvalidatingCache({ load: (sourceId: string) => loadRouteTargets(sql, sourceId), ttlMs: options.ttlMs ?? 30_000, now: options.now });
   return {
-    async forSource(sourceId: string): Promise<RoutedTarget[]> {
-      const hit = cache.get(sourceId);
-      if (hit && hit.expiresAt > now()) return hit.targets;
-      const startedAt = generation;
-      const rows = await sql.all<RouteTarget & { routeId: string; filter: string | null; destinationCreatedAt: number | string; ordering: string }>(
-        `SELECT d.id AS "destinationId", d.name AS "destinationName", r.id AS "routeId", r.filter, d.created_at AS "destinationCreatedAt", d.ordering
-         FROM routes r
-         JOIN destinations d ON d.id = r.destination_id
-         WHERE r.source_id = ? AND r.enabled = ? ORDER BY r.created_at, r.id`,
-        [sourceId, sql.bool(true)],
-      );
-      const targets = rows.map(({ filter, destinationCreatedAt, ordering, ...row }) => {
-        // The ORM writes an absent filter as JSON `null`.
-        const stored: unknown = filter === null ? null : JSON.parse(filter);
-        // PostgreSQL answers bigint columns as text.
-        return {
-          ...row,
-          filter: stored === null ? null : compileFilter(stored),
-          destinationCreatedAt: Number(destinationCreatedAt),
-          destinationOrdered: ordering === 'source',
-        };
-      });
-      if (startedAt === generation) cache.set(sourceId, { targets, expiresAt: now() + ttlMs });
-      return targets;
-    },
-    invalidate(): void {
-      generation += 1;
-      cache.clear();
-    },
+    forSource: (sourceId: string): Promise<RoutedTarget[]> => cache.get(sourceId),
+    invalidate: (): void => cache.invalidate(),
   };
+}
+
+async function loadRouteTargets(sql: SqlClient, sourceId: string): Promise<RoutedTarget[]> {
+  const rows = await sql.all<RouteTarget & { routeId: string; filter: string | null; destinationCreatedAt: number | string; ordering: string }>(
+    `SELECT d.id AS "destinationId", d.name AS "destinationName", r.id AS "routeId", r.filter, d.created_at AS "destinationCreatedAt", d.ordering
+     FROM routes r
+     JOIN destinations d ON d.id = r.destination_id
+     WHERE r.source_id = ? AND r.enabled = ? ORDER BY r.created_at, r.id`,
+    [sourceId, sql.bool(true)],
+  );
+  return rows.map(({ filter, destinationCreatedAt, ordering, ...row }) => {
+    // The ORM writes an absent filter as JSON `null`.
+    const stored: unknown = filter === null ? null : JSON.parse(filter);
+    // PostgreSQL answers bigint columns as text.
+    return {
+      ...row,
+      filter: stored === null ? null : compileFilter(stored),
+      destinationCreatedAt: Number(destinationCreatedAt),
+      destinationOrdered: ordering === 'source',
+    };
+  });
 }
 
 export type RouteTargets = ReturnType<typeof createRouteTargets>;
