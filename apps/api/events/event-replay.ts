@@ -60,7 +60,14 @@ async function createDeliveries(sql: SqlClient, orgId: string, replays: Replay[]
   });
 }
 
-function deliveryJob(orgId: string, delivery: CreatedDelivery): OutgoingMessage {
+/** The slugs of the replayed events' sources, read once per replay: jobs carry them for X-Relay-Source. */
+async function sourceSlugs(sql: SqlClient, orgId: string, replays: Replay[]): Promise<Map<string, string>> {
+  const ids = [...new Set(replays.map((replay) => replay.event.sourceId))];
+  const rows = await sql.all<{ id: string; slug: string }>(`SELECT id, slug FROM sources WHERE org_id = ? AND id IN (${ids.map(() => '?').join(', ')})`, [orgId, ...ids]);
+  return new Map(rows.map((row) => [row.id, row.slug]));
+}
+
+function deliveryJob(orgId: string, delivery: CreatedDelivery, slugs: Map<string, string>): OutgoingMessage {
   const { event, body } = delivery.replay;
   return encodeDeliveryJob(
     {
@@ -68,6 +75,7 @@ function deliveryJob(orgId: string, delivery: CreatedDelivery): OutgoingMessage 
       eventId: event.id,
       orgId,
       sourceId: event.sourceId,
+      sourceSlug: slugs.get(event.sourceId),
       destinationId: delivery.target.destinationId,
       attemptNumber: 1,
       dueAt: 0,
@@ -85,7 +93,7 @@ function deliveryJob(orgId: string, delivery: CreatedDelivery): OutgoingMessage 
  * Publishes one job per new delivery. Deliveries whose topic did not take its jobs are removed again and
  * their events' status recomputed, so nothing waits for a job that was never queued; then 503.
  */
-async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedDelivery[]): Promise<void> {
+async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedDelivery[], slugs: Map<string, string>): Promise<void> {
   const byTopic = new Map<string, CreatedDelivery[]>();
   for (const delivery of deliveries) {
     const topic = destinationTopic(delivery.target.destinationId);
@@ -94,7 +102,7 @@ async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedD
     else byTopic.set(topic, [delivery]);
   }
   const topics = [...byTopic];
-  const results = await Promise.allSettled(topics.map(([topic, list]) => deps.publish(topic, list.map((d) => deliveryJob(orgId, d)))));
+  const results = await Promise.allSettled(topics.map(([topic, list]) => deps.publish(topic, list.map((d) => deliveryJob(orgId, d, slugs)))));
   const unqueued = topics.flatMap(([, list], index) => (results[index]!.status === 'rejected' ? list : []));
   if (unqueued.length === 0) return;
   await deps.store.sql.transaction(async (tx) => {
@@ -106,8 +114,9 @@ async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedD
 }
 
 async function queueReplays(deps: ReplayDeps, tenant: Tenant, replays: Replay[]): Promise<number> {
+  const slugs = await sourceSlugs(deps.store.sql, tenant.org.id, replays);
   const deliveries = await createDeliveries(deps.store.sql, tenant.org.id, replays, deps.now());
-  await publishJobs(deps, tenant.org.id, deliveries);
+  await publishJobs(deps, tenant.org.id, deliveries, slugs);
   return deliveries.length;
 }
 
