@@ -27,7 +27,7 @@ export const deliveryJobSchema = z.object({
   eventId: z.string(),
   orgId: z.string(),
   sourceId: z.string(),
-  /** Sent as X-Relay-Source; absent in jobs of older routers and replays (the deliverer looks it up). */
+  /** Sent as X-Relay-Source; absent in older jobs, for which the deliverer looks it up. */
   sourceSlug: z.string().optional(),
   destinationId: z.string(),
   /** 1-based number of the attempt this job asks for. */

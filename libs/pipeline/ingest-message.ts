@@ -10,7 +10,7 @@ export const ingestMetaSchema = z.object({
   eventId: z.string(),
   orgId: z.string(),
   sourceId: z.string(),
-  /** Absent in records of older gateways (the deliverer then looks it up for X-Relay-Source). */
+  /** Copied into the delivery jobs, which send it as X-Relay-Source (absent in records of older gateways). */
   sourceSlug: z.string().optional(),
   /** Header names lower-cased, as received. */
   headers: receivedValues,
