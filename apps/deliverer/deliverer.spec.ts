@@ -106,6 +106,15 @@ describe('deliverer: sending a job', function () {
     expect(t.sink.requests.map((request) => request.headers['x-relay-attempt'])).to.deep.equal(['1', '2']);
   });
 
+  it("names the source by the slug its job carries, on the retry too, without looking it up (the store's is shop-events)", async function () {
+    t.sink.setBehaviour([respond(500), respond(200)]);
+    const destination = await t.h.addDestination({ url: t.sink.url });
+    const job = await t.h.publishJob(destination.id, Buffer.from('{}'), { sourceSlug: 'carried-slug' });
+
+    await t.h.attemptsOf(job.deliveryId, 2);
+    expect(t.sink.requests.map((request) => request.headers['x-relay-source'])).to.deep.equal(['carried-slug', 'carried-slug']);
+  });
+
   it('records refused connections while the destination is down and delivers once it is back', async function () {
     await t.sink.goDown();
     const destination = await t.h.addDestination({

@@ -1,5 +1,5 @@
 import type { BatchOutcome, Broker, Consumer, RecordBatch } from '../../libs/broker/broker.js';
-import { createCircuitBreakers, type CircuitBreakersOptions, type CircuitState } from '../../libs/delivery/circuit-breakers.js';
+import { CIRCUIT_STATES, createCircuitBreakers, type CircuitBreakersOptions, type CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import { DEFAULT_CONNECTIONS_PER_ORIGIN, type HttpSender } from '../../libs/delivery/send-request.js';
 import { createDestinationRateLimiters, createSharedRateLimiters, type SharedWindows } from '../../libs/delivery/token-bucket.js';
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
@@ -18,8 +18,6 @@ import { PauseHolds } from './pause-holds.js';
 import { createRetryTierHandler } from './retry-tiers.js';
 import { CORE_TOPICS, DEAD_LETTER_TOPIC, DELIVERER_GROUP, DESTINATION_PARTITIONS, DESTINATION_TOPIC_PATTERN, destinationTopic, FRESH_DESTINATIONS_PARTITIONS, FRESH_DESTINATIONS_TOPIC, FRESH_GROUP, RETRY_GROUP, RETRY_TIER_TOPICS } from '../../libs/pipeline/topology.js';
 
-
-const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half_open'];
 
 /**
  * A new destination may have this many jobs per connection place in flight from relay.fresh; beyond

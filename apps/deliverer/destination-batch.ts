@@ -154,7 +154,8 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
     }
     // Kept in the store behind its source's head, or done before a crash: either way nothing to send now.
     if (target.ordering === 'source' && (await deps.lines.admit(job, body)) !== 'send') return { task: Promise.resolve('done'), stop: false };
-    const sourceSlug = (await deps.lookup.sourceSlug(job.orgId, job.sourceId)) ?? undefined;
+    // Looked up only for a job published before jobs carried it.
+    const sourceSlug = job.sourceSlug ?? (await deps.lookup.sourceSlug(job.orgId, job.sourceId)) ?? undefined;
     const release = await placesFor(record, target.id, windows);
     if (deps.stopping()) {
       release();

@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { Broker } from '../../libs/broker/broker.js';
+import type { Broker, OutgoingMessage } from '../../libs/broker/broker.js';
 import { createBroker } from '../../libs/broker/create-broker.js';
 import { isRelayError, RelayError } from '../../libs/errors/errors.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
@@ -14,15 +14,17 @@ import { openStoreFixture, type StoreFixture } from '../../libs/testing/store-fi
 import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
 import { sealedPayload } from '../../libs/payload/stored-payload.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
+import type { IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { ingestRequest, type IngestDeps } from './ingest-request.js';
 import { createSourceResolver } from './source-resolver.js';
 
-describeEachStore('ingestRequest when the broker fails', (target) => {
+describeEachStore('ingestRequest', (target) => {
   let fixture: StoreFixture;
   let brokerDir: string;
   let broker: Broker;
   let server: http.Server;
   let call: ApiCall;
+  const published: OutgoingMessage[] = [];
 
   before(async function () {
     fixture = await openStoreFixture(this, target);
@@ -38,7 +40,10 @@ describeEachStore('ingestRequest when the broker fails', (target) => {
       dedup: createDedupLedger(store.sql),
       rateWindows: createRateWindows(store.sql),
       // Whatever broker is current: the test closes one and opens another on the same log.
-      publish: (topic, message) => broker.producer().send(topic, [message]),
+      publish: (topic, message) => {
+        published.push(message);
+        return broker.producer().send(topic, [message]);
+      },
       seal: (body) => sealedPayload(body, secrets).bytes,
       now: Date.now,
     };
@@ -67,7 +72,7 @@ describeEachStore('ingestRequest when the broker fails', (target) => {
     await fixture?.close();
   });
 
-  it('answers 503 without accepting, and frees the dedup keys: the provider retry is a new event, not a duplicate', async () => {
+  it('when the broker fails, answers 503 without accepting, and frees the dedup keys: the provider retry is a new event, not a duplicate', async () => {
     const { slug } = await fixture.createSource();
     const path = `/ingest/${fixture.org.slug}/${slug}`;
     const webhook = { rawBody: JSON.stringify({ order: 42 }), headers: { 'content-type': 'application/json' } };
@@ -83,5 +88,13 @@ describeEachStore('ingestRequest when the broker fails', (target) => {
     expect(retried.body.status).to.equal('received');
     const again = await call('POST', path, webhook);
     expect(again.body).to.deep.equal({ eventId: retried.body.eventId, status: 'duplicate' });
+  });
+
+  it("publishes the source's slug with the event, so that deliveries name the source without looking it up", async () => {
+    const { slug } = await fixture.createSource();
+    const received = await call('POST', `/ingest/${fixture.org.slug}/${slug}`, { rawBody: '{}', headers: { 'content-type': 'application/json' } });
+    expect(received.status, received.text).to.equal(200);
+    const metas = published.map((message) => JSON.parse(message.headers!['relay-meta']!) as IngestMeta);
+    expect(metas.find((meta) => meta.eventId === received.body.eventId)).to.include({ sourceSlug: slug });
   });
 });

@@ -112,6 +112,7 @@ export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promi
     eventId: holder ?? eventId,
     orgId: resolved.org.id,
     sourceId: resolved.source.id,
+    sourceSlug: resolved.source.slug,
     headers,
     contentType,
     clientIp: input.clientIp ?? null,

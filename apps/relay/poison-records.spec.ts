@@ -142,7 +142,7 @@ describeEachBackend('One bad webhook never stalls the pipeline', (target) => {
       { key: source.id, value, headers: { 'relay-meta': '{not json' } },
       { key: source.id, value, headers: { 'relay-meta': JSON.stringify({ eventId: 7, headers: null }) } },
     ];
-    // The deliverer: a job whose provider headers are null (a TypeError while building the request, once) and one without a job.
+    // The deliverer: a job whose provider headers are null and one without a job.
     const destinationPoison: OutgoingMessage[] = [
       { key: source.id, value, headers: { 'relay-job': job({ providerHeaders: null }) } },
       { key: source.id, value },

@@ -77,6 +77,17 @@ describeEachStore('routeEvents', (target) => {
     expect(Object.fromEntries(lastEvents.map((row) => [row.id, Number(row.at)]))).to.deep.equal({ [sources[0]!]: 1_068, [sources[1]!]: 1_069 });
   });
 
+  it("copies the source's slug into each job, and leaves it out for an older gateway's record that has none", async () => {
+    await route([record(sources[0]!, 1_000, { sourceSlug: 'shop-events' }), record(sources[1]!, 1_001)]);
+    const jobs = published.map(({ message }) => decodeDeliveryJob({ ...message, topic: '', partition: 0, offset: '0', timestamp: 0, headers: message.headers ?? {} }).job);
+    expect(jobs.map((job) => [job.sourceId, job.sourceSlug])).to.have.deep.members([
+      [sources[0], 'shop-events'],
+      [sources[0], 'shop-events'],
+      [sources[1], undefined],
+      [sources[1], undefined],
+    ]);
+  });
+
   it('creates nothing again for a redelivered batch, and publishes the stored pending deliveries again', async () => {
     const records = [record(sources[0]!, 1_000), record(sources[1]!, 1_001)];
     await route(records);

@@ -93,6 +93,7 @@ async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<
           eventId: meta.eventId,
           orgId: meta.orgId,
           sourceId: meta.sourceId,
+          sourceSlug: meta.sourceSlug,
           destinationId: delivery.destinationId,
           attemptNumber: 1,
           dueAt: 0,

@@ -1,7 +1,8 @@
 import CircuitBreaker from 'opossum';
 import type { AttemptOutcome } from './attempt-outcome.js';
 
-export type CircuitState = 'closed' | 'open' | 'half_open';
+export const CIRCUIT_STATES = ['closed', 'open', 'half_open'] as const;
+export type CircuitState = (typeof CIRCUIT_STATES)[number];
 
 export interface CircuitBreakersOptions {
   /** Failure percentage in the rolling window that opens a circuit. */

@@ -1,55 +1,40 @@
+import { z } from 'zod';
 import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
-import { jsonValue, type FieldTypes } from './record-json.js';
-
+import { jsonValue } from './record-json.js';
 
 /** What became of the delivery after this attempt. */
-export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed';
+const deliveryStatus = z.enum(['pending', 'retrying', 'delivered', 'failed']);
+
+export type DeliveryStatus = z.infer<typeof deliveryStatus>;
 
 /** One try at a delivery, success or not: failed attempts are data, recorded like any other. */
-export interface AttemptRecord {
-  attemptId: string;
-  deliveryId: string;
-  eventId: string;
-  orgId: string;
-  destinationId: string;
-  attemptNumber: number;
-  startedAt: number;
-  completedAt: number;
-  ok: boolean;
-  statusCode: number | null;
-  latencyMs: number;
-  error: string | null;
-  errorKind: string | null;
+export const attemptRecordSchema = z.object({
+  attemptId: z.string(),
+  deliveryId: z.string(),
+  eventId: z.string(),
+  orgId: z.string(),
+  destinationId: z.string(),
+  attemptNumber: z.number(),
+  startedAt: z.number(),
+  completedAt: z.number(),
+  ok: z.boolean(),
+  statusCode: z.number().nullable(),
+  latencyMs: z.number(),
+  error: z.string().nullable(),
+  errorKind: z.string().nullable(),
   /** At most 10 KB of the destination's answer. */
-  responseBody: string;
+  responseBody: z.string(),
   /** The delivery's status after this attempt, and when the next attempt is due if it is retrying. */
-  deliveryStatus: Exclude<DeliveryStatus, 'pending'>;
-  nextAttemptAt: number | null;
-}
+  deliveryStatus: deliveryStatus.exclude(['pending']),
+  nextAttemptAt: z.number().nullable(),
+});
+
+export type AttemptRecord = z.infer<typeof attemptRecordSchema>;
 
 export function encodeAttemptRecord(attempt: AttemptRecord): OutgoingMessage {
   return { key: attempt.eventId, value: Buffer.from(JSON.stringify(attempt)) };
 }
 
-const ATTEMPT_FIELDS: FieldTypes = {
-  attemptId: 'string',
-  deliveryId: 'string',
-  eventId: 'string',
-  orgId: 'string',
-  destinationId: 'string',
-  attemptNumber: 'number',
-  startedAt: 'number',
-  completedAt: 'number',
-  ok: 'boolean',
-  statusCode: 'number?',
-  latencyMs: 'number',
-  error: 'string?',
-  errorKind: 'string?',
-  responseBody: 'string',
-  deliveryStatus: 'string',
-  nextAttemptAt: 'number?',
-};
-
 export function decodeAttemptRecord(record: BrokerRecord): AttemptRecord {
-  return jsonValue<AttemptRecord>(record, 'attempt', ATTEMPT_FIELDS);
+  return jsonValue(record, 'attempt', attemptRecordSchema);
 }

@@ -1,5 +1,7 @@
+import { z } from 'zod';
 import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
-import { jsonHeader, type FieldTypes } from './record-json.js';
+import { receivedValues } from './ingest-message.js';
+import { jsonHeader } from './record-json.js';
 import { destinationTopic, FRESH_DESTINATIONS_TOPIC } from './topology.js';
 
 /**
@@ -14,54 +16,50 @@ export const FRESH_DESTINATION_MS = 120_000;
  */
 export function deliveryJobMessage(job: DeliveryJob, body: Buffer, now: number): { topic: string; message: OutgoingMessage } {
   const message = encodeDeliveryJob(job, body);
-  const createdAt = Number.isFinite(job.destinationCreatedAt) ? job.destinationCreatedAt! : 0;
+  const createdAt = job.destinationCreatedAt ?? 0;
   if (now - createdAt >= FRESH_DESTINATION_MS) return { topic: destinationTopic(job.destinationId), message };
   return { topic: FRESH_DESTINATIONS_TOPIC, message: { ...message, key: job.destinationId } };
 }
 
 /** One attempt to make: the event's body is the record value, byte-exact; this travels as a header. */
-export interface DeliveryJob {
-  deliveryId: string;
-  eventId: string;
-  orgId: string;
-  sourceId: string;
-  destinationId: string;
+export const deliveryJobSchema = z.object({
+  deliveryId: z.string(),
+  eventId: z.string(),
+  orgId: z.string(),
+  sourceId: z.string(),
+  /** Sent as X-Relay-Source; absent in older jobs, for which the deliverer looks it up. */
+  sourceSlug: z.string().optional(),
+  destinationId: z.string(),
   /** 1-based number of the attempt this job asks for. */
-  attemptNumber: number;
+  attemptNumber: z.number(),
   /** Not before this instant (epoch ms); 0 for a first attempt. */
-  dueAt: number;
-  contentType: string | null;
+  dueAt: z.number(),
+  contentType: z.string().nullable(),
   /** The provider's headers as received, names lower-cased. */
-  providerHeaders: Record<string, string | string[]>;
-  signatureValid: boolean;
-  receivedAt: number;
+  providerHeaders: receivedValues,
+  signatureValid: z.boolean(),
+  receivedAt: z.number(),
   /** The record's value is the body sealed (`sealedPayload`): the deliverer opens it just before sending. */
-  sealed?: boolean;
+  sealed: z.boolean().optional(),
   /** Epoch ms; set by the router so that a new destination's jobs, retries included, go through relay.fresh. */
-  destinationCreatedAt?: number;
-}
+  destinationCreatedAt: z.number().optional(),
+});
+
+export type DeliveryJob = z.infer<typeof deliveryJobSchema>;
 
 const JOB_HEADER = 'relay-job';
+
+/**
+ * Loose: retries and dead letters publish the decoded job again, so fields a newer router added pass
+ * through an older deliverer unchanged.
+ */
+const receivedJob = deliveryJobSchema.loose();
 
 /** Key = source id, so first attempts keep per-source order. */
 export function encodeDeliveryJob(job: DeliveryJob, body: Buffer): OutgoingMessage {
   return { key: job.sourceId, value: body, headers: { [JOB_HEADER]: JSON.stringify(job) } };
 }
 
-const JOB_FIELDS: FieldTypes = {
-  deliveryId: 'string',
-  eventId: 'string',
-  orgId: 'string',
-  sourceId: 'string',
-  destinationId: 'string',
-  attemptNumber: 'number',
-  dueAt: 'number',
-  contentType: 'string?',
-  providerHeaders: 'object',
-  signatureValid: 'boolean',
-  receivedAt: 'number',
-};
-
 export function decodeDeliveryJob(record: BrokerRecord): { job: DeliveryJob; body: Buffer } {
-  return { job: jsonHeader<DeliveryJob>(record, JOB_HEADER, JOB_FIELDS), body: record.value };
+  return { job: jsonHeader(record, JOB_HEADER, receivedJob), body: record.value };
 }

@@ -1,34 +1,41 @@
+import { z } from 'zod';
 import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
-import { jsonHeader, type FieldTypes } from './record-json.js';
+import { jsonHeader } from './record-json.js';
 
+/** Header or query values by name, as received: one value, or several of the same name. */
+export const receivedValues = z.record(z.string(), z.union([z.string(), z.array(z.string())]));
 
 /** What the gateway knows about a received webhook, besides its body. */
-export interface IngestMeta {
-  eventId: string;
-  orgId: string;
-  sourceId: string;
+export const ingestMetaSchema = z.object({
+  eventId: z.string(),
+  orgId: z.string(),
+  sourceId: z.string(),
+  /** Copied into the delivery jobs, which send it as X-Relay-Source (absent in records of older gateways). */
+  sourceSlug: z.string().optional(),
   /** Header names lower-cased, as received. */
-  headers: Record<string, string | string[]>;
-  contentType: string | null;
-  clientIp: string | null;
-  payloadHash: string;
-  payloadSize: number;
-  signatureValid: boolean;
-  receivedAt: number;
-  validatedAt: number;
-  queuedAt: number;
+  headers: receivedValues,
+  contentType: z.string().nullable(),
+  clientIp: z.string().nullable(),
+  payloadHash: z.string(),
+  payloadSize: z.number(),
+  signatureValid: z.boolean(),
+  receivedAt: z.number(),
+  validatedAt: z.number(),
+  queuedAt: z.number(),
   /** The ingest URL's path and query parameters, which route filters read (absent in records of older gateways). */
-  path?: string;
-  query?: Record<string, string | string[]>;
+  path: z.string().optional(),
+  query: receivedValues.optional(),
   /**
    * A duplicate's copy, published under the id of the event holding its dedup key. The key is claimed
    * before that event is published, so a crash in between leaves a key naming an event that never became
    * durable: the copy makes it exist. The router drops a copy of an event it has already stored.
    */
-  duplicate?: true;
+  duplicate: z.literal(true).optional(),
   /** The record's value is the body sealed (`sealedPayload`), for a source with `encryptFields`. */
-  sealed?: true;
-}
+  sealed: z.literal(true).optional(),
+});
+
+export type IngestMeta = z.infer<typeof ingestMetaSchema>;
 
 const META_HEADER = 'relay-meta';
 
@@ -37,21 +44,6 @@ export function encodeIngestMessage(meta: IngestMeta, body: Buffer): OutgoingMes
   return { key: meta.sourceId, value: body, headers: { [META_HEADER]: JSON.stringify(meta) } };
 }
 
-const META_FIELDS: FieldTypes = {
-  eventId: 'string',
-  orgId: 'string',
-  sourceId: 'string',
-  headers: 'object',
-  contentType: 'string?',
-  clientIp: 'string?',
-  payloadHash: 'string',
-  payloadSize: 'number',
-  signatureValid: 'boolean',
-  receivedAt: 'number',
-  validatedAt: 'number',
-  queuedAt: 'number',
-};
-
 export function decodeIngestMessage(record: BrokerRecord): { meta: IngestMeta; body: Buffer } {
-  return { meta: jsonHeader<IngestMeta>(record, META_HEADER, META_FIELDS), body: record.value };
+  return { meta: jsonHeader(record, META_HEADER, ingestMetaSchema), body: record.value };
 }

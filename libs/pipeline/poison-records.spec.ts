@@ -61,6 +61,18 @@ describe('handleIsolatingPoison', () => {
     expect(h.deadLettered).to.deep.equal([1]);
     expect(h.handled).to.deep.equal([2, 3]);
   });
+
+  it('moves on too when marking the event throws at once, before it returns a promise (it cannot read the record)', async () => {
+    const h = handlerFailing(new Map([[1, () => new MalformedRecordError(record(1), 'no header')]]));
+    await handleIsolatingPoison(batch, {
+      ...h.isolation,
+      markEvent: () => {
+        throw new MalformedRecordError(record(1), 'no header');
+      },
+    });
+    expect(h.deadLettered).to.deep.equal([1]);
+    expect(h.handled).to.deep.equal([2, 3]);
+  });
 });
 
 describe('poisonReason', () => {

@@ -53,9 +53,12 @@ export async function handleIsolatingPoison(records: BrokerRecord[], isolation: 
     } catch (error) {
       if (isDependencyFailure(error)) throw error;
       await isolation.deadLetter(record, error);
-      await isolation.markEvent?.(record, error).catch((markError: unknown) => {
+      // Awaited in a try: a marker may throw before it returns a promise (decoding the record it cannot read).
+      try {
+        await isolation.markEvent?.(record, error);
+      } catch (markError) {
         if (isDependencyFailure(markError)) throw markError;
-      });
+      }
     }
   }
 }

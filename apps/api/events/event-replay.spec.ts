@@ -99,6 +99,7 @@ describeEachStore('Event replay', (target) => {
           eventId: event.eventId,
           orgId: org.a,
           sourceId,
+          sourceSlug: 'billing',
           destinationId: delivery.destinationId,
           attemptNumber: 1,
           dueAt: 0,

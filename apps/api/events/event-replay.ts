@@ -55,7 +55,14 @@ async function createDeliveries(sql: SqlClient, orgId: string, replays: Replay[]
   return replays.flatMap((replay, index) => created[index]!.map(({ id }, target) => ({ id, replay, target: replay.targets[target]! })));
 }
 
-function deliveryJob(orgId: string, delivery: CreatedDelivery): OutgoingMessage {
+/** The slugs of the replayed events' sources, read once per replay: jobs carry them for X-Relay-Source. */
+async function sourceSlugs(sql: SqlClient, orgId: string, replays: Replay[]): Promise<Map<string, string>> {
+  const ids = [...new Set(replays.map((replay) => replay.event.sourceId))];
+  const rows = await sql.all<{ id: string; slug: string }>(`SELECT id, slug FROM sources WHERE org_id = ? AND id IN (${ids.map(() => '?').join(', ')})`, [orgId, ...ids]);
+  return new Map(rows.map((row) => [row.id, row.slug]));
+}
+
+function deliveryJob(orgId: string, delivery: CreatedDelivery, slugs: Map<string, string>): OutgoingMessage {
   const { event, body } = delivery.replay;
   return encodeDeliveryJob(
     {
@@ -63,6 +70,7 @@ function deliveryJob(orgId: string, delivery: CreatedDelivery): OutgoingMessage 
       eventId: event.id,
       orgId,
       sourceId: event.sourceId,
+      sourceSlug: slugs.get(event.sourceId),
       destinationId: delivery.target.destinationId,
       attemptNumber: 1,
       dueAt: 0,
@@ -80,7 +88,7 @@ function deliveryJob(orgId: string, delivery: CreatedDelivery): OutgoingMessage 
  * Publishes one job per new delivery. Deliveries whose topic did not take its jobs are removed again and
  * their events' status recomputed, so nothing waits for a job that was never queued; then 503.
  */
-async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedDelivery[]): Promise<void> {
+async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedDelivery[], slugs: Map<string, string>): Promise<void> {
   const byTopic = new Map<string, CreatedDelivery[]>();
   for (const delivery of deliveries) {
     const topic = destinationTopic(delivery.target.destinationId);
@@ -89,7 +97,7 @@ async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedD
     else byTopic.set(topic, [delivery]);
   }
   const topics = [...byTopic];
-  const results = await Promise.allSettled(topics.map(([topic, list]) => deps.publish(topic, list.map((d) => deliveryJob(orgId, d)))));
+  const results = await Promise.allSettled(topics.map(([topic, list]) => deps.publish(topic, list.map((d) => deliveryJob(orgId, d, slugs)))));
   const unqueued = topics.flatMap(([, list], index) => (results[index]!.status === 'rejected' ? list : []));
   if (unqueued.length === 0) return;
   await removeUnqueuedDeliveries(deps.store.sql, unqueued.map((d) => ({ id: d.id, eventId: d.replay.event.id })));
@@ -98,8 +106,9 @@ async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedD
 }
 
 async function queueReplays(deps: ReplayDeps, tenant: Tenant, replays: Replay[]): Promise<number> {
+  const slugs = await sourceSlugs(deps.store.sql, tenant.org.id, replays);
   const deliveries = await createDeliveries(deps.store.sql, tenant.org.id, replays, deps.now());
-  await publishJobs(deps, tenant.org.id, deliveries);
+  await publishJobs(deps, tenant.org.id, deliveries, slugs);
   return deliveries.length;
 }
 
