@@ -1,0 +1,16 @@
+// `npm run test:fast`: every suite but the end-to-end ones, for the edit-test loop (about 2 minutes).
+// `npm test` (CI) runs everything. Left out here: whole relays and role processes (apps/relay), the
+// CLI as a child process, the browser, SIGKILL crash loops and the Kafka broker suites (the mock holds
+// every fetch for the consumer's full wait).
+module.exports = {
+  ...require('./.mocharc.json'),
+  spec: ['apps/**/*.spec.ts', 'libs/**/*.spec.ts'],
+  ignore: [
+    'apps/relay/**',
+    'apps/cli/cli.spec.ts',
+    'apps/cli/transfer-commands.spec.ts',
+    'apps/console/console.spec.ts',
+    'libs/broker/embedded/crash.spec.ts',
+    'libs/broker/kafka/**',
+  ],
+};
