@@ -1,6 +1,6 @@
 import type { BrokerRecord, OutgoingMessage, RecordBatch } from '../../libs/broker/broker.js';
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
-import { deliveryJobMessage } from '../../libs/pipeline/delivery-job.js';
+import { deliveryJobMessage, firstAttemptJob } from '../../libs/pipeline/delivery-job.js';
 import { decodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
@@ -89,19 +89,7 @@ async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<
     for (const delivery of deliveries) {
       const { topic, message } = deliveryJobMessage(
         {
-          deliveryId: delivery.id,
-          eventId: meta.eventId,
-          orgId: meta.orgId,
-          sourceId: meta.sourceId,
-          sourceSlug: meta.sourceSlug,
-          destinationId: delivery.destinationId,
-          attemptNumber: 1,
-          dueAt: 0,
-          contentType: meta.contentType,
-          providerHeaders: meta.headers,
-          signatureValid: meta.signatureValid,
-          receivedAt: meta.receivedAt,
-          ...(meta.sealed ? { sealed: true } : {}),
+          ...firstAttemptJob({ ...meta, providerHeaders: meta.headers }, delivery),
           ...(createdAt.has(delivery.destinationId) ? { destinationCreatedAt: createdAt.get(delivery.destinationId) } : {}),
         },
         body,

@@ -47,6 +47,28 @@ export const deliveryJobSchema = z.object({
 
 export type DeliveryJob = z.infer<typeof deliveryJobSchema>;
 
+/** What a first attempt's job says of its event, whether the router or a replay creates the delivery. */
+export type JobEvent = Pick<DeliveryJob, 'eventId' | 'orgId' | 'sourceId' | 'sourceSlug' | 'contentType' | 'providerHeaders' | 'signatureValid' | 'receivedAt' | 'sealed'>;
+
+/** The job of a new delivery's first attempt, due at once. */
+export function firstAttemptJob(event: JobEvent, delivery: { id: string; destinationId: string }): DeliveryJob {
+  return {
+    deliveryId: delivery.id,
+    eventId: event.eventId,
+    orgId: event.orgId,
+    sourceId: event.sourceId,
+    sourceSlug: event.sourceSlug,
+    destinationId: delivery.destinationId,
+    attemptNumber: 1,
+    dueAt: 0,
+    contentType: event.contentType,
+    providerHeaders: event.providerHeaders,
+    signatureValid: event.signatureValid,
+    receivedAt: event.receivedAt,
+    ...(event.sealed ? { sealed: true } : {}),
+  };
+}
+
 const JOB_HEADER = 'relay-job';
 
 /**

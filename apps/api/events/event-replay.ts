@@ -1,6 +1,6 @@
 import { NotFoundError, UnavailableError, ValidationError } from '../../../libs/errors/errors.js';
 import type { OutgoingMessage } from '../../../libs/broker/broker.js';
-import { encodeDeliveryJob } from '../../../libs/pipeline/delivery-job.js';
+import { encodeDeliveryJob, firstAttemptJob } from '../../../libs/pipeline/delivery-job.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
 import { createReplayDeliveries, removeUnqueuedDeliveries } from '../../../libs/ledger/deliveries.js';
 import { matchRoutes, type RouteTarget } from '../../../libs/routing/route-targets.js';
@@ -64,24 +64,21 @@ async function sourceSlugs(sql: SqlClient, orgId: string, replays: Replay[]): Pr
 
 function deliveryJob(orgId: string, delivery: CreatedDelivery, slugs: Map<string, string>): OutgoingMessage {
   const { event, body } = delivery.replay;
-  return encodeDeliveryJob(
+  const job = firstAttemptJob(
     {
-      deliveryId: delivery.id,
       eventId: event.id,
       orgId,
       sourceId: event.sourceId,
       sourceSlug: slugs.get(event.sourceId),
-      destinationId: delivery.target.destinationId,
-      attemptNumber: 1,
-      dueAt: 0,
       contentType: event.contentType,
       providerHeaders: JSON.parse(event.headers),
       signatureValid: Boolean(event.signatureValid),
       receivedAt: event.receivedAt,
-      ...(body.sealed ? { sealed: true } : {}),
+      sealed: body.sealed,
     },
-    body.bytes,
+    { id: delivery.id, destinationId: delivery.target.destinationId },
   );
+  return encodeDeliveryJob(job, body.bytes);
 }
 
 /**
