@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond } from '../../libs/testing/http-sink.js';
 import { useRelayHarness } from '../../libs/testing/relay-harness.js';
-import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
+import { DELIVERER_GROUP, destinationTopic, FRESH_DESTINATIONS_TOPIC, FRESH_GROUP } from '../../libs/pipeline/topology.js';
+import { isDefined, isTrue, waitFor } from '../../libs/testing/wait-for.js';
 
 describeEachBackend('a destination that answers 410 Gone', (target) => {
   // On Kafka a new destination's topic joins the deliverer's subscription through a group rebalance.
@@ -43,18 +44,31 @@ describeEachBackend('a destination that answers 410 Gone', (target) => {
       attempt_count: 1,
     });
 
-    // Held, not failed: nothing reaches the receiver while it is disabled.
+    // Held, not failed: the second job reaches the deliverer (in its topic, and on Kafka taken off
+    // relay.fresh, which hands it over at once) and is not sent or committed while it is disabled.
     const second = await ingest('gone-source', '{"n":2}');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const admin = suite.harness.relay.broker.admin();
+    const topic = destinationTopic(destination.body.id);
+    await waitFor('the second job to reach the deliverer', async () => {
+      const inTopic = (await admin.lag(DELIVERER_GROUP, [topic])).reduce((sum, partition) => sum + Number(partition.end), 0);
+      const freshLag = (await admin.lag(FRESH_GROUP, [FRESH_DESTINATIONS_TOPIC])).reduce((sum, partition) => sum + partition.lag, 0);
+      return inTopic === 2 && freshLag === 0;
+    }, isTrue, settleMs);
     expect(receiver.requests).to.have.length(1);
     expect((await deliveryOf(second))?.status).to.equal('pending');
+    expect((await admin.lag(DELIVERER_GROUP, [topic])).reduce((sum, partition) => sum + partition.lag, 0), 'jobs held in its topic').to.be.at.least(1);
 
     receiver.setBehaviour([respond(200)]);
+    const enabling = Date.now();
     const enabled = await api('PATCH', `/api/destinations/${destination.body.id}`, { body: { enabled: true } });
     expect(enabled.body).to.include({ enabled: true, disabledReason: null, disabledAt: null });
     const requests = await receiver.waitForRequests(2, settleMs);
     expect(requests[1]!.body.toString()).to.equal('{"n":2}');
-    await waitFor('the held job to be delivered', async () => ((await deliveryOf(second))?.status === 'delivered' ? true : undefined), isDefined, settleMs);
+    // Its one attempt, sent after the enabling: it was never sent (nor failed) while disabled.
+    expect(requests[1]!.receivedAt).to.be.at.least(enabling);
+    expect(await waitFor('the held job to be delivered', async () => ((await deliveryOf(second))?.status === 'delivered' ? deliveryOf(second) : undefined), isDefined, settleMs)).to.deep.include({
+      attempt_count: 1,
+    });
     expect(receiver.requests).to.have.length(2);
 
     const exposition = await (await fetch(`${suite.harness.relay.url}/metrics`)).text();
