@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond, type RecordedRequest } from '../../libs/testing/http-sink.js';
 import { useRelayHarness } from '../../libs/testing/relay-harness.js';
-import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
+import { isDefined, isTrue, waitFor } from '../../libs/testing/wait-for.js';
 
 describeEachBackend('ordered delivery per source (ordering: "source")', (target) => {
   // On Kafka a new destination's topic joins the deliverer's subscription through a group rebalance.
@@ -32,6 +32,14 @@ describeEachBackend('ordered delivery per source (ordering: "source")', (target)
   async function ingest(slug: string, n: number) {
     const response = await api('POST', `/ingest/default/${slug}`, { key: null, rawBody: `{"source":"${slug}","n":${n}}`, headers: { 'content-type': 'application/json' } });
     expect(response.status, response.text).to.equal(200);
+  }
+
+  /** Deliveries of the destination not yet delivered or finally failed. */
+  async function unsettled(destinationId: string): Promise<number> {
+    const [row] = await suite.harness.relay.store.sql.all<{ n: number | string }>(`SELECT COUNT(*) AS n FROM deliveries WHERE destination_id = ? AND status IN ('pending', 'retrying')`, [
+      destinationId,
+    ]);
+    return Number(row!.n);
   }
 
   const sequence = (requests: readonly RecordedRequest[], slug: string) =>
@@ -70,18 +78,12 @@ describeEachBackend('ordered delivery per source (ordering: "source")', (target)
     await receiver.waitForRequests(1, settleMs);
     // Restarted while the head waits for its retry and the others wait behind it.
     await suite.harness.restart();
-    await waitFor('the last event to arrive', async () => (sequence(receiver.requests, line.slug).includes(3) ? true : undefined), isDefined, settleMs * 2);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Every attempt of the line is recorded once settled, so every request it makes has arrived by then.
+    await waitFor('every delivery to settle', async () => (await unsettled(line.destinationId)) === 0, isTrue, settleMs * 2);
     // Three attempts of the head (a restart may send the one in flight again), then the others in order.
     const sent = sequence(receiver.requests, line.slug);
     expect(sent.filter((n, index) => index === 0 || n !== sent[index - 1])).to.deep.equal([0, 1, 2, 3]);
     expect(sent.filter((n) => n === 0).length).to.be.at.least(3);
-    await waitFor('every delivery to settle', async () => {
-      const [row] = await suite.harness.relay.store.sql.all<{ n: number | string }>(`SELECT COUNT(*) AS n FROM deliveries WHERE destination_id = ? AND status IN ('pending', 'retrying')`, [
-        line.destinationId,
-      ]);
-      return Number(row!.n) === 0 ? true : undefined;
-    }, isDefined, settleMs);
   });
   async function waitingInLines(destinationId: string): Promise<number> {
     const [row] = await suite.harness.relay.store.sql.all<{ n: number | string }>('SELECT COUNT(*) AS n FROM ordered_waiting WHERE destination_id = ?', [destinationId]);
@@ -107,8 +109,8 @@ describeEachBackend('ordered delivery per source (ordering: "source")', (target)
     const [lines] = await suite.harness.relay.store.sql.all<{ n: number | string }>('SELECT COUNT(*) AS n FROM ordered_heads WHERE destination_id = ?', [line.destinationId]);
     expect(Number(lines!.n)).to.equal(0);
 
-    await receiver.waitForRequests(6, settleMs * 2);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The head's retry, the last request of the line, is recorded once every delivery has settled.
+    await waitFor('every delivery to settle', async () => (await unsettled(line.destinationId)) === 0, isTrue, settleMs * 2);
     expect(sequence(receiver.requests, line.slug)).to.deep.equal([0, 1, 2, 3, 4, 0]);
   });
 
