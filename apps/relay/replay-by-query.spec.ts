@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond, type HttpSink } from '../../libs/testing/http-sink.js';
 import { useRelayHarness } from '../../libs/testing/relay-harness.js';
-import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
+import { isDefined, isTrue, waitFor } from '../../libs/testing/wait-for.js';
 
 describeEachBackend('replay by query', (target) => {
   // On Kafka a new destination's topic joins the deliverer's subscription through a group rebalance.
@@ -50,10 +50,15 @@ describeEachBackend('replay by query', (target) => {
       return job.body.status === 'running' ? undefined : job.body;
     }, isDefined, timeoutMs);
 
-  /** Waits until the sink saw `count` requests in all, then a little longer to see that no more come. */
-  async function requestsSettle(sink: HttpSink, count: number) {
-    await sink.waitForRequests(count, settleMs);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+  /**
+   * Waits until the destination has `count` deliveries and each is delivered (its one request recorded),
+   * then expects the sink to have seen just those requests.
+   */
+  async function requestsSettle(sink: HttpSink, destinationId: string, count: number) {
+    await waitFor(`${count} deliveries to ${destinationId}, each delivered`, async () => {
+      const rows = await suite.harness.relay.store.sql.all<{ status: string }>('SELECT status FROM deliveries WHERE destination_id = ?', [destinationId]);
+      return rows.length === count && rows.every((row) => row.status === 'delivered');
+    }, isTrue, settleMs);
     expect(sink.requests).to.have.length(count);
   }
 
@@ -71,7 +76,7 @@ describeEachBackend('replay by query', (target) => {
   });
 
   it('a job replays every matching event once, at its pace, and reports its progress', async () => {
-    const { sourceId, sink, eventIds } = await deliveredEvents(6);
+    const { sourceId, destinationId, sink, eventIds } = await deliveredEvents(6);
     const created = await api('POST', '/api/replays', { body: { filter: { sourceId }, maxPerSecond: 3 } });
     expect(created.status).to.equal(202);
     expect(created.body).to.include({ status: 'running', matched: 6, maxPerSecond: 3, finishedAt: null, destinationIds: null });
@@ -87,7 +92,7 @@ describeEachBackend('replay by query', (target) => {
     expect(job).to.include({ status: 'completed', matched: 6, replayed: 6, skipped: 0 });
     // Three a second: the second three start a second after the first.
     expect(Date.parse(job.finishedAt) - Date.parse(job.createdAt)).to.be.at.least(1000);
-    await requestsSettle(sink, 13);
+    await requestsSettle(sink, destinationId, 13);
     expect(await deliveryCounts([...eventIds, later.body.eventId])).to.deep.equal([...eventIds.map(() => 2), 1]);
     expect((await api('GET', '/api/replays')).body.data[0]).to.deep.equal(job);
   });
@@ -103,18 +108,18 @@ describeEachBackend('replay by query', (target) => {
     expect(created.body).to.include({ matched: 2 });
     expect(created.body.destinationIds).to.deep.equal([destination.body.id]);
     expect(await finished(created.body.id)).to.include({ status: 'completed', replayed: 2 });
-    await requestsSettle(other, 2);
+    await requestsSettle(other, destination.body.id, 2);
     expect(other.requests.map((request) => request.headers['x-relay-event-id'])).to.have.members(eventIds.slice(1));
   });
 
   it('a job with a search replays only the events whose payload matches, as its dry run counted', async () => {
-    const { sourceId, sink, eventIds } = await deliveredEvents(6, (n) => `{"n":${n},"kind":"${n % 3 === 0 ? 'chargeback' : 'order'}"}`);
+    const { sourceId, destinationId, sink, eventIds } = await deliveredEvents(6, (n) => `{"n":${n},"kind":"${n % 3 === 0 ? 'chargeback' : 'order'}"}`);
     const filter = { sourceId, search: 'chargeback' };
     expect((await api('POST', '/api/replays', { body: { filter, dryRun: true } })).body.matched).to.equal(2);
     const created = await api('POST', '/api/replays', { body: { filter, maxPerSecond: 100 } });
     expect(created.body).to.include({ matched: 2 });
     expect(await finished(created.body.id)).to.include({ status: 'completed', replayed: 2 });
-    await requestsSettle(sink, 8);
+    await requestsSettle(sink, destinationId, 8);
     expect(await deliveryCounts(eventIds)).to.deep.equal([2, 1, 1, 2, 1, 1]);
   });
 
@@ -125,7 +130,10 @@ describeEachBackend('replay by query', (target) => {
     expect(cancelled.status).to.equal(200);
     expect(cancelled.body).to.include({ id: created.body.id, status: 'cancelled' });
     expect(cancelled.body.finishedAt).to.be.a('string');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // A later job on the same runner, two events a second: it completes two seconds on, after the
+    // cancelled job's next step (one a second) would have come, as each pass takes the older job first.
+    const later = await api('POST', '/api/replays', { body: { filter: { sourceId }, maxPerSecond: 2 } });
+    expect(await finished(later.body.id)).to.include({ status: 'completed', replayed: 4 });
     const after = (await api('GET', `/api/replays/${created.body.id}`)).body;
     expect(after.status).to.equal('cancelled');
     expect(after.replayed).to.be.below(4);
