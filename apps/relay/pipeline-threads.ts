@@ -109,18 +109,28 @@ export function pipelineThreads(options: PipelineThreadsOptions) {
 
   async function launch(index: number): Promise<void> {
     const thread = await PipelineThread.start(options, index);
+    // Stopped while this one started again: it stops at once.
+    if (stopping) return thread.stop();
     threads[index] = thread;
     void thread.exited.then(async (code) => {
       if (stopping) return;
       threads[index] = undefined;
       await thread.release();
       options.logger.error({ thread: index, code }, 'A pipeline thread ended on its own; starting it again');
-      const timer = setTimeout(() => {
-        restarts.delete(timer);
-        launch(index).catch((error: unknown) => options.logger.error({ err: error, thread: index }, 'A pipeline thread could not be started again'));
-      }, options.restartDelayMs ?? 1_000);
-      restarts.add(timer);
+      relaunchLater(index);
     });
+  }
+
+  function relaunchLater(index: number): void {
+    const timer = setTimeout(() => {
+      restarts.delete(timer);
+      if (stopping) return;
+      launch(index).catch((error: unknown) => {
+        options.logger.error({ err: error, thread: index }, 'A pipeline thread could not be started again; trying again');
+        relaunchLater(index);
+      });
+    }, options.restartDelayMs ?? 1_000);
+    restarts.add(timer);
   }
 
   const role: Role = {
