@@ -1,3 +1,4 @@
+import { pipelineThreadCount } from '../../libs/config/config.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
@@ -20,8 +21,8 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
     logger,
     jitter: config.retryJitter,
     maxInFlightPerSource: config.maxInFlightPerSource,
-    // Several deliverers share a destination's partitions on Kafka: its rate is counted in the store.
-    ...(config.kafkaBrokers ? { sharedRateWindows: createRateWindows(store.sql) } : {}),
+    // Several deliverers share a destination's partitions on Kafka or on pipeline threads: its rate is counted in the store.
+    ...(config.kafkaBrokers || pipelineThreadCount(config) > 1 ? { sharedRateWindows: createRateWindows(store.sql) } : {}),
     // Not awaited: a breaker's change must not wait on the broker (or fail a delivery).
     onCircuitChange: (destinationId, state) =>
       void announce({ kind: 'circuit', destinationId, state }).catch((error: unknown) =>

@@ -29,13 +29,13 @@ describeEachBackend('the data directory is private', (target) => {
   });
 
   beforeEach(async function () {
-    this.timeout(30_000);
+    this.timeout(60_000);
     location = await target.prepare(this);
     lines.length = 0;
   });
 
   afterEach(async function () {
-    this.timeout(30_000);
+    this.timeout(60_000);
     await location?.cleanup();
   });
 
@@ -47,7 +47,7 @@ describeEachBackend('the data directory is private', (target) => {
   }
 
   it('creates the directory 0700 and every file in it 0600', async function () {
-    this.timeout(30_000);
+    this.timeout(60_000);
     const dataDir = path.join(location.env.RELAY_DATA_DIR!, 'fresh');
     await startAndStop(dataDir);
     expect(modeOf(dataDir)).to.equal(0o700);
@@ -58,7 +58,7 @@ describeEachBackend('the data directory is private', (target) => {
   });
 
   it('makes an existing directory and its files private on start, with a warning', async function () {
-    this.timeout(30_000);
+    this.timeout(60_000);
     const dataDir = path.join(location.env.RELAY_DATA_DIR!, 'existing');
     await startAndStop(dataDir);
     fs.chmodSync(dataDir, 0o755);

@@ -2,7 +2,10 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Broker } from '../../libs/broker/broker.js';
 import { createBroker } from '../../libs/broker/create-broker.js';
-import type { Config } from '../../libs/config/config.js';
+import { pipelineThreadCount, type Config } from '../../libs/config/config.js';
+import type { PlanLimitTable } from '../../libs/config/plan-limits.js';
+import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
+import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import { createHttpApp } from '../../libs/http/http-app.js';
 import { startHttpServer } from '../../libs/http/http-server.js';
 import { probeRouter } from '../../libs/http/probe-router.js';
@@ -29,6 +32,7 @@ import { buildRouterRole } from '../router/router-role.js';
 import { bootstrapOrganization, type BootstrapResult } from './bootstrap.js';
 import { createConfigChannel } from './config-channel.js';
 import { startLagReporter } from './lag-reporter.js';
+import { pipelineThreads } from './pipeline-threads.js';
 import { readinessCheck } from './readiness.js';
 
 export interface RunningRelay {
@@ -57,13 +61,18 @@ export interface RelayOptions {
   replaySnapshotChunk?: number;
 }
 
+type RoleName = Exclude<Config['role'], 'all'>;
+
+/** The roles a process of role `all` runs on pipeline threads when it has more than one thread (RELAY_THREADS). */
+const PIPELINE_ROLES: ReadonlySet<RoleName> = new Set(['recorder', 'deliverer', 'router']);
+
 /**
  * The roles a process can run, in start order; they stop in reverse. Recorder first and router last of
  * the consumers, so stopping takes no new work first and the recorder stores the outcomes of the
  * deliverer's last requests. The gateway's routes come before the API's: at ingest rates, its requests
  * should not be matched against every API route on the way. The console and the janitor run where the API does.
  */
-function roleTable(options: RelayOptions): { role: Exclude<Config['role'], 'all'>; build: RoleBuilder }[] {
+function roleTable(options: RelayOptions): { role: RoleName; build: RoleBuilder }[] {
   return [
     { role: 'recorder', build: buildRecorderRole },
     { role: 'deliverer', build: buildDelivererRole },
@@ -80,36 +89,48 @@ function roleTable(options: RelayOptions): { role: Exclude<Config['role'], 'all'
  * restarts of the same instance (a fresh group per start would leave abandoned groups pinning old
  * records); only an ephemeral port (tests) gets a random one.
  */
-function configGroupOf(config: Config): string {
+export function configGroupOf(config: Config, thread?: string): string {
   const instance = config.port === 0 ? randomBytes(6).toString('hex') : `${hostname()}-${config.port}`;
-  return configGroupId(config.role, instance);
+  return configGroupId(config.role, thread === undefined ? instance : `${instance}-${thread}`);
 }
 
-/** The composition root: wires config, store, broker and metrics into the roles this process runs. */
-export async function startRelay(config: Config, options: RelayOptions = {}): Promise<RunningRelay> {
-  const logger = options.logger ?? createLogger({ level: config.logLevel });
-  const metrics = createRelayMetrics();
+/** What a process opens once, before its roles: the store, the broker and what the roles share. */
+interface Backends {
+  store: Store;
+  broker: Broker;
+  secrets: SecretBox;
+  limits: PlanLimitTable;
+}
+
+/** Closes what was opened, last first, once however often it is called. */
+export function closerStack(logger: Logger) {
   const closers: (() => Promise<void>)[] = [];
   let closing: Promise<void> | undefined;
-  const closeAll = () =>
-    (closing ??= (async () => {
-      for (const close of [...closers].reverse()) await close().catch((error) => logger.error({ err: error }, 'error while closing'));
-    })());
-  try {
-    const loosened = makeDataDirPrivate(config.dataDir).fixed;
-    if (loosened.length > 0) logger.warn({ paths: loosened }, 'The data directory or files in it were readable by others; made private (directory 0700, files 0600)');
-    const store = await openStore({
-      databaseUrl: config.databaseUrl,
-      dataDir: config.dataDir,
-      onBackgroundError: (error) => logger.warn({ err: error }, 'Background database work failed (an idle connection, or a checkpoint); it is retried'),
-    });
-    closers.push(() => store.close());
-    if (config.databaseUrl && !config.encryptionKey) {
-      logger.warn('RELAY_ENCRYPTION_KEY is not set: secrets are sealed with a key file in RELAY_DATA_DIR, which other machines sharing this database cannot read');
-    }
-    const secrets = createSecretBox(config.encryptionKey ?? (await loadOrCreateKeyFile(config.dataDir)));
-    const limits = planLimits(config);
-    const broker = await createBroker({
+  return {
+    push: (close: () => Promise<void>) => void closers.push(close),
+    closeAll: () =>
+      (closing ??= (async () => {
+        for (const close of [...closers].reverse()) await close().catch((error) => logger.error({ err: error }, 'error while closing'));
+      })()),
+  };
+}
+type Closers = ReturnType<typeof closerStack>;
+
+/**
+ * Opens the store and the broker: `broker` when one is given (a pipeline thread's, over the port of the
+ * thread that owns the embedded log), else Kafka or the embedded log as configured, timing every publish.
+ */
+export async function openBackends(config: Config, logger: Logger, metrics: RelayMetrics, closers: Closers, broker?: Broker): Promise<Backends> {
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    onBackgroundError: (error) => logger.warn({ err: error }, 'Background database work failed (an idle connection, or a checkpoint); it is retried'),
+  });
+  closers.push(() => store.close());
+  const secrets = createSecretBox(config.encryptionKey ?? (await loadOrCreateKeyFile(config.dataDir)));
+  const limits = planLimits(config);
+  if (!broker) {
+    broker = await createBroker({
       kafkaBrokers: config.kafkaBrokers,
       clientId: config.kafkaClientId,
       dataDir: config.dataDir,
@@ -128,48 +149,102 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       embedded: { maxMessageBytes: Math.max(DEFAULT_MAX_MESSAGE_BYTES, largestPayloadBytes(limits)) },
       onPublish: ({ topic, durationMs }) => metrics.brokerPublishDuration.observe({ topic }, durationMs / 1000),
     });
-    closers.push(() => broker.close());
+    const opened = broker;
+    closers.push(() => opened.close());
+  }
+  return { store, broker, secrets, limits };
+}
+
+/**
+ * Builds the roles over the backends, joins the config channel as group `configGroup`, starts the roles
+ * in table order (each stops in reverse) and reports the lag of their consumer groups.
+ */
+export async function startRoles(
+  config: Config,
+  backends: Backends,
+  parts: { logger: Logger; metrics: RelayMetrics; closers: Closers; configGroup: string },
+  builders: RoleBuilder[],
+): Promise<Role[]> {
+  const { logger, metrics, closers } = parts;
+  const { store, broker, secrets, limits } = backends;
+  const producer = broker.producer();
+  const publish: Infrastructure['publish'] = (topic, messages) => producer.send(topic, messages);
+  const deadLetters = createDeadLetters(publish, metrics.deadLetters);
+  const configChannel = createConfigChannel({ broker, publish, deadLetters, groupId: parts.configGroup });
+  const infrastructure: Infrastructure = { config, logger, metrics, store, broker, secrets, limits, publish, deadLetters, announce: configChannel.announce };
+
+  const roles: Role[] = [];
+  for (const build of builders) roles.push(await build(infrastructure));
+  for (const role of roles) if (role.onConfigChange) configChannel.listen(role.onConfigChange);
+  await configChannel.start();
+  closers.push(() => configChannel.stop());
+  for (const role of roles) {
+    // A role that failed to start may hold what it opened while building: stopping it releases that.
+    closers.push(() => role.stop());
+    await role.start();
+  }
+  const groups = roles.flatMap((role) => role.consumerGroups ?? []);
+  if (groups.length > 0) {
+    const lag = startLagReporter({ admin: broker.admin(), groups, gauge: metrics.consumerLag, logger });
+    closers.push(async () => lag.stop());
+  }
+  return roles;
+}
+
+/** The roles of `placement`, in table order: a whole process's, or those of a pipeline thread. */
+export function roleBuilders(config: Config, placement: 'process' | 'pipeline thread', options: RelayOptions = {}): RoleBuilder[] {
+  const threaded = pipelineThreadCount(config) > 0;
+  return roleTable(options)
+    .filter(({ role }) => {
+      if (placement === 'pipeline thread') return PIPELINE_ROLES.has(role);
+      if (config.role !== 'all') return config.role === role;
+      return !(threaded && PIPELINE_ROLES.has(role));
+    })
+    .map(({ build }) => build);
+}
+
+/** The composition root: wires config, store, broker and metrics into the roles this process runs. */
+export async function startRelay(config: Config, options: RelayOptions = {}): Promise<RunningRelay> {
+  const logger = options.logger ?? createLogger({ level: config.logLevel });
+  const metrics = createRelayMetrics();
+  const closers = closerStack(logger);
+  try {
+    const loosened = makeDataDirPrivate(config.dataDir).fixed;
+    if (loosened.length > 0) logger.warn({ paths: loosened }, 'The data directory or files in it were readable by others; made private (directory 0700, files 0600)');
+    if (config.databaseUrl && !config.encryptionKey) {
+      logger.warn('RELAY_ENCRYPTION_KEY is not set: secrets are sealed with a key file in RELAY_DATA_DIR, which other machines sharing this database cannot read');
+    }
+    const backends = await openBackends(config, logger, metrics, closers);
+    const { store, broker } = backends;
     // The files this start created (store, log, their WAL files) get the mode the rest already has.
     makeDataDirPrivate(config.dataDir);
     await broker.admin().ensureTopics(CORE_TOPICS);
-    const producer = broker.producer();
-    const publish: Infrastructure['publish'] = (topic, messages) => producer.send(topic, messages);
-    const deadLetters = createDeadLetters(publish, metrics.deadLetters);
     const bootstrap = await bootstrapOrganization(store, config, logger);
-    const configChannel = createConfigChannel({ broker, publish, deadLetters, groupId: configGroupOf(config) });
-    const infrastructure: Infrastructure = { config, logger, metrics, store, broker, secrets, limits, publish, deadLetters, announce: configChannel.announce };
 
-    const roles: Role[] = [];
-    for (const { role, build } of roleTable(options)) if (config.role === 'all' || config.role === role) roles.push(await build(infrastructure));
-    for (const role of roles) if (role.onConfigChange) configChannel.listen(role.onConfigChange);
-    await configChannel.start();
-    closers.push(() => configChannel.stop());
-    for (const role of roles) {
-      // A role that failed to start may hold what it opened while building: stopping it releases that.
-      closers.push(() => role.stop());
-      await role.start();
-    }
-    const groups = roles.flatMap((role) => role.consumerGroups ?? []);
-    if (groups.length > 0) {
-      const lag = startLagReporter({ admin: broker.admin(), groups, gauge: metrics.consumerLag, logger });
-      closers.push(async () => lag.stop());
-    }
+    const builders = roleBuilders(config, 'process', options);
+    const threads = pipelineThreadCount(config);
+    // First in the table: started before the gateway takes webhooks, stopped after it and the API.
+    const pipeline = threads > 0 ? pipelineThreads({ config, broker, logger, count: threads }) : undefined;
+    if (pipeline) builders.unshift(() => pipeline.role);
+    const roles = await startRoles(config, backends, { logger, metrics, closers, configGroup: configGroupOf(config) }, builders);
 
     // Every role reaches the broker (the api role announces config changes), so every process checks both.
     const ready = readinessCheck([
       { name: 'store', ping: () => store.ping() },
       { name: 'broker', ping: () => broker.admin().listTopics() },
+      ...(pipeline ? [{ name: 'pipeline threads', ping: () => pipeline.ping() }] : []),
     ]);
-    const routers = [probeRouter(ready), metricsRouter(metrics.registry, config.metricsToken), ...roles.flatMap((role) => role.routes ?? [])];
+    const exposed = pipeline ? pipeline.metricsWith(metrics.registry) : metrics.registry;
+    const routers = [probeRouter(ready), metricsRouter(exposed, config.metricsToken), ...roles.flatMap((role) => role.routes ?? [])];
     const server = await startHttpServer(createHttpApp(routers, logger), { port: config.port, host: config.host });
     closers.push(() => server.close());
     const endpoints = routers.flatMap((router) =>
       router.stack.flatMap((layer) => (typeof layer.path === 'string' ? layer.methods.map((method) => ({ method, path: layer.path as string })) : [])),
     );
     const gateway = roles.find((role): role is GatewayRole => role.name === 'gateway');
-    return { url: server.url, port: server.port, store, broker, bootstrap, dedup: gateway?.dedup, endpoints, close: closeAll };
+    return { url: server.url, port: server.port, store, broker, bootstrap, dedup: gateway?.dedup, endpoints, close: closers.closeAll };
   } catch (error) {
-    await closeAll();
+    await closers.closeAll();
     throw error;
   }
 }

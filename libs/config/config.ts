@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../errors/errors.js';
 import { DEFAULT_PLAN_LIMITS } from './plan-limits.js';
@@ -12,6 +13,11 @@ export interface Config {
   port: number;
   host: string;
   role: Role;
+  /**
+   * RELAY_THREADS: threads a process of role `all` runs on (default: the machine's cores). Past one, the
+   * router, deliverer and recorder run on threads of their own beside the gateway and API's.
+   */
+  threads: number;
   dataDir: string;
   databaseUrl?: string;
   kafkaBrokers?: string[];
@@ -41,6 +47,9 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shutdownTimeoutMs: number;
 }
+
+/** Threads of its own for the router, deliverer and recorder: a process of role `all` with more than one thread has them. */
+export const pipelineThreadCount = (config: Pick<Config, 'role' | 'threads'>): number => (config.role === 'all' ? config.threads - 1 : 0);
 
 type Env = Record<string, string | undefined>;
 
@@ -131,6 +140,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port,
     host: read(env, 'HOST') ?? '0.0.0.0',
     role: oneOf(env, 'RELAY_ROLE', ROLES, 'all'),
+    threads: integer(env, 'RELAY_THREADS', os.availableParallelism(), 1, 64),
     dataDir: path.resolve(read(env, 'RELAY_DATA_DIR') ?? './data'),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     kafkaBrokers: brokers(env),

@@ -9,7 +9,7 @@ import type { DocumentedOperation } from '../http/operation-spec.js';
 const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /** `GET /metrics` in Prometheus text format, behind a bearer token when one is configured. */
-export function metricsRouter(registry: Registry, token?: string): Router {
+export function metricsRouter(registry: Pick<Registry, 'contentType' | 'metrics'>, token?: string): Router {
   const router = createRouter();
   router.get('/metrics', async (ctx) => {
     if (token !== undefined && !sameText(ctx.get('authorization'), `Bearer ${token}`)) {

@@ -33,4 +33,32 @@ describe('SQL client on SQLite', () => {
     const [row] = await sql.all<{ count: number }>('SELECT COUNT(*) AS count FROM rows');
     expect(row!.count).to.equal(2_000);
   });
+
+  it("waits for another connection's write transaction without holding its event loop, then writes", async () => {
+    await sql.run('CREATE TABLE rows (id INTEGER PRIMARY KEY)');
+    const other = openSqlClient({ dataDir });
+    try {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let holding!: () => void;
+      const held = new Promise<void>((resolve) => (holding = resolve));
+      // The other connection (another thread's, in a relay on pipeline threads) holds the write lock until told.
+      const otherWrite = other.transaction(async (tx) => {
+        await tx.run('INSERT INTO rows (id) VALUES (1)');
+        holding();
+        await released;
+      });
+      await held;
+      let write: 'waiting' | 'done' = 'waiting';
+      const ownWrite = sql.run('INSERT INTO rows (id) VALUES (2)').then(() => (write = 'done'));
+      // The event loop turns while the write waits (SQLite's busy handler would hold it still until its timeout).
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(write).to.equal('waiting');
+      release();
+      await Promise.all([otherWrite, ownWrite]);
+      expect(await sql.all('SELECT id FROM rows ORDER BY id')).to.deep.equal([{ id: 1 }, { id: 2 }]);
+    } finally {
+      await other.close();
+    }
+  });
 });

@@ -27,10 +27,31 @@ const toPgPlaceholders = (sql: string) => {
   return sql.replace(/\?/g, () => `$${++n}`);
 };
 
+/** How long a write waits for another connection's write transaction (another thread's) to end. */
+const SQLITE_BUSY_TIMEOUT_MS = 10_000;
+
+/**
+ * Runs `attempt` until it no longer meets another connection's write lock, waiting between tries on a timer.
+ * SQLite's own busy handler would sleep inside the call, holding this thread's event loop still while a
+ * pipeline thread commits: ingest answers and the broker's port would wait behind it.
+ */
+async function whenUnlocked<T>(attempt: () => T): Promise<T> {
+  const deadline = Date.now() + SQLITE_BUSY_TIMEOUT_MS;
+  for (let waitMs = 1; ; waitMs = Math.min(waitMs * 2, 16)) {
+    try {
+      return attempt();
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
+}
+
 function sqliteClient(file: string, onBackgroundError: (error: Error) => void): SqlClient {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 10000');
+  // Waits for locks are whenUnlocked's, off the event loop.
+  db.pragma('busy_timeout = 0');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   // Checkpoints run on a thread of their own (below): in a commit they would stall the event loop.
@@ -46,14 +67,15 @@ function sqliteClient(file: string, onBackgroundError: (error: Error) => void): 
     }
     return statement;
   };
+  const runStatement = (sql: string, params: unknown[] = []) => {
+    const statement = prepared(sql);
+    return statement.reader ? statement.all(...params).length : statement.run(...params).changes;
+  };
   const direct: Omit<SqlClient, 'transaction' | 'close'> = {
     kind: 'sqlite',
     bool: (value) => (value ? 1 : 0),
     all: async <T>(sql: string, params: unknown[] = []) => prepared(sql).all(...params) as T[],
-    run: async (sql, params = []) => {
-      const statement = prepared(sql);
-      return statement.reader ? statement.all(...params).length : statement.run(...params).changes;
-    },
+    run: async (sql, params = []) => runStatement(sql, params),
   };
   const exclusive = createMutex();
   const checkpointer = Checkpointer.start({ file, synchronous: 'NORMAL' }, mutexHold(exclusive), onBackgroundError);
@@ -64,11 +86,11 @@ function sqliteClient(file: string, onBackgroundError: (error: Error) => void): 
   };
   return {
     ...direct,
-    all: (sql, params) => exclusive(() => direct.all(sql, params)),
-    run: (sql, params) => exclusive(() => direct.run(sql, params)),
+    all: <T>(sql: string, params: unknown[] = []) => exclusive(() => whenUnlocked(() => prepared(sql).all(...params) as T[])),
+    run: (sql, params) => exclusive(() => whenUnlocked(() => runStatement(sql, params))),
     transaction: (work) =>
       exclusive(async () => {
-        db.exec('BEGIN IMMEDIATE');
+        await whenUnlocked(() => db.exec('BEGIN IMMEDIATE'));
         try {
           const result = await work(inTransaction);
           db.exec('COMMIT');

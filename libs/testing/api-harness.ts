@@ -73,6 +73,8 @@ export async function startApiHarness(mocha: Context, target: StoreTarget, optio
     RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY.toString('base64'),
     RELAY_PUBLIC_URL: 'https://relay.example.test',
     RELAY_ROLE: role,
+    // The API suites check the API, not the pipeline threads (those have suites of their own).
+    RELAY_THREADS: '1',
   });
   const logger = createLogger({ level: 'silent' });
   let relay = await startRelay(config, { ...relayOptions, logger });

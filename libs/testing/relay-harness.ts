@@ -35,6 +35,8 @@ export async function startRelayHarness(
     RELAY_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     RELAY_RETRY_JITTER: '0',
     RELAY_DEFAULT_PLAN: 'business',
+    // One thread unless a suite asks for more: the pipeline threads have suites of their own.
+    RELAY_THREADS: '1',
     ...env,
   };
   const start = () => startRelay(loadConfig(fullEnv), { ...options, logger: createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });

@@ -1,0 +1,67 @@
+import { expect } from 'chai';
+import { describeEachBackend } from '../../libs/testing/backend-targets.js';
+import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { sampleSum } from '../../libs/testing/metric-samples.js';
+import { startRelayHarness, type RelayHarness } from '../../libs/testing/relay-harness.js';
+import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
+
+/** RELAY_THREADS (issue 15): a process of role `all` runs its router, deliverer and recorder on threads of their own. */
+describeEachBackend('a relay on pipeline threads', (target) => {
+  const settleMs = target.name.includes('Kafka') ? 40_000 : 10_000;
+  let harness: RelayHarness;
+  let sink: HttpSink;
+
+  before(async function () {
+    this.timeout(90_000);
+    sink = await startHttpSink([respond(200)]);
+    harness = await startRelayHarness(this, target, { RELAY_THREADS: '3' });
+  });
+
+  after(async function () {
+    this.timeout(60_000);
+    await harness?.stop();
+    await sink?.close();
+  });
+
+  beforeEach(function () {
+    this.currentTest?.timeout(settleMs * 3);
+  });
+
+  async function routedSource(slug: string) {
+    const { api } = harness;
+    const source = await api('POST', '/api/sources', { body: { name: slug, slug } });
+    const destination = await api('POST', '/api/destinations', { body: { name: `${slug} receiver`, url: sink.url } });
+    expect((await api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: destination.body.id } })).status).to.equal(201);
+    return destination.body.id as string;
+  }
+
+  it('delivers every webhook once and records each attempt, the pipeline running on two threads beside the main one', async () => {
+    await routedSource('threaded');
+    const eventIds: string[] = [];
+    for (let n = 0; n < 40; n += 1) {
+      const response = await harness.api('POST', '/ingest/default/threaded', { key: null, rawBody: `{"n":${n}}`, headers: { 'content-type': 'application/json' } });
+      expect(response.status, response.text).to.equal(200);
+      eventIds.push(response.body.eventId as string);
+    }
+    const requests = await sink.waitForRequests(40, settleMs);
+    expect(requests.map((request) => JSON.parse(request.body.toString()).n).sort((a, b) => a - b)).to.deep.equal([...Array(40).keys()]);
+    // The recorder, on a pipeline thread, settles each event in the store the API reads.
+    await waitFor('every event delivered', async () => {
+      const statuses = await Promise.all(eventIds.map(async (id) => (await harness.api('GET', `/api/events/${id}`)).body.status));
+      return statuses.every((status) => status === 'delivered');
+    }, isTrue, settleMs);
+    expect(sink.requests).to.have.length(40);
+  });
+
+  it("serves one /metrics: the main thread's ingest counts beside the pipeline threads' attempts, process metrics once", async () => {
+    const text = await (await fetch(`${harness.relay.url}/metrics`)).text();
+    expect(sampleSum(text, 'relay_ingest_requests_total', { outcome: 'received' })).to.be.at.least(40);
+    expect(sampleSum(text, 'relay_delivery_attempts_total')).to.be.at.least(40);
+    expect(text.match(/^relay_process_cpu_seconds_total /gm)).to.have.length(1);
+  });
+
+  it('is ready when the store, the broker and every pipeline thread answer', async () => {
+    const response = await fetch(`${harness.relay.url}/readyz`);
+    expect(response.status, await response.text()).to.equal(200);
+  });
+});

@@ -1,0 +1,120 @@
+import type { MessagePort } from 'node:worker_threads';
+import type { Admin, BatchOutcome, Broker, Consumer, ConsumerOptions, Producer, TopicLag, TopicPartitions } from '../broker.js';
+import { BrokerUnavailableError } from '../errors.js';
+import { fromWireError, packValues, toWireError, toWireOptions, transferOf, unpackValues, type ClientMessage, type ServerMessage, type WireCall } from './wire.js';
+
+/**
+ * A broker whose records live in another thread (serve-broker.ts serves the real one there): the
+ * embedded log has one owner per data directory, and a pipeline thread reaches it through this.
+ * `assignment()` answers from the last assignment the server sent (with each batch and each
+ * start or refresh) and asks for a fresh one in the background.
+ */
+export function connectPortBroker(port: MessagePort): Broker {
+  const calls = new Map<number, { resolve(result: unknown): void; reject(error: Error): void; topic?: string }>();
+  const handlers = new Map<number, ConsumerOptions['handleBatch']>();
+  const assignments = new Map<number, TopicPartitions[]>();
+  const consumers = new Set<Consumer>();
+  let nextId = 0;
+  let nextConsumerId = 0;
+  let closed = false;
+
+  const post = (message: ClientMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+
+  function call<T>(request: WireCall, transfer: ArrayBuffer[] = []): Promise<T> {
+    if (closed) return Promise.reject(new BrokerUnavailableError('The broker port is closed'));
+    const id = nextId++;
+    return new Promise<T>((resolve, reject) => {
+      calls.set(id, { resolve: resolve as (result: unknown) => void, reject, topic: request.op === 'send' ? request.topic : undefined });
+      post({ kind: 'call', id, call: request }, transfer);
+    });
+  }
+
+  function runBatch(message: Extract<ServerMessage, { kind: 'batch' }>): void {
+    assignments.set(message.consumerId, message.assignment);
+    const handler = handlers.get(message.consumerId);
+    const values = unpackValues(message.values);
+    const batch = { topic: message.topic, partition: message.partition, records: message.records.map((record, index) => ({ ...record, value: values[index]! })) };
+    const handled = handler ? Promise.resolve().then(() => handler(batch)) : Promise.reject(new BrokerUnavailableError('The consumer has stopped'));
+    handled.then(
+      (outcome: BatchOutcome | void) => post({ kind: 'batchDone', batchId: message.batchId, outcome: outcome ?? undefined }),
+      (error: unknown) => post({ kind: 'batchDone', batchId: message.batchId, error: toWireError(error) }),
+    );
+  }
+
+  port.on('message', (message: ServerMessage) => {
+    if (message.kind === 'batch') return runBatch(message);
+    const pending = calls.get(message.id);
+    calls.delete(message.id);
+    if (message.error) pending?.reject(fromWireError(message.error, pending.topic));
+    else pending?.resolve(message.result);
+  });
+  port.once('close', () => {
+    closed = true;
+    for (const pending of calls.values()) pending.reject(new BrokerUnavailableError('The broker port closed'));
+    calls.clear();
+  });
+
+  const producer: Producer = {
+    send(topic, messages) {
+      const values = packValues(messages.map((message) => message.value));
+      return call(
+        { op: 'send', topic, messages: messages.map(({ key, headers }) => ({ key, ...(headers ? { headers } : {}) })), values },
+        transferOf(values),
+      );
+    },
+  };
+
+  const admin: Admin = {
+    ensureTopics: (specs) => call({ op: 'ensureTopics', specs }),
+    listTopics: () => call<string[]>({ op: 'listTopics' }),
+    lag: (groupId, topics) => call<TopicLag[]>({ op: 'lag', groupId, topics }),
+  };
+
+  function consumer(options: ConsumerOptions): Consumer {
+    const consumerId = nextConsumerId++;
+    let refreshing = false;
+    const remember = (assignment: TopicPartitions[]) => void assignments.set(consumerId, assignment);
+    const made: Consumer = {
+      async start() {
+        handlers.set(consumerId, options.handleBatch);
+        consumers.add(made);
+        remember(await call<TopicPartitions[]>({ op: 'start', consumerId, options: toWireOptions(options) }));
+      },
+      pause: (topic, partitions) => post({ kind: 'pause', consumerId, topic, partitions }),
+      resume: (topic, partitions) => post({ kind: 'resume', consumerId, topic, partitions }),
+      async refreshSubscription() {
+        remember(await call<TopicPartitions[]>({ op: 'refreshSubscription', consumerId }));
+      },
+      assignment() {
+        if (!refreshing && !closed && handlers.has(consumerId)) {
+          refreshing = true;
+          call<TopicPartitions[]>({ op: 'assignment', consumerId })
+            .then(remember, () => undefined)
+            .finally(() => (refreshing = false));
+        }
+        return assignments.get(consumerId) ?? [];
+      },
+      async stop() {
+        if (!handlers.has(consumerId)) return;
+        // The handler keeps answering until the server's consumer has stopped: its last batch must finish.
+        await call({ op: 'stop', consumerId }).catch(() => undefined);
+        handlers.delete(consumerId);
+        assignments.delete(consumerId);
+        consumers.delete(made);
+      },
+    };
+    return made;
+  }
+
+  return {
+    producer: () => producer,
+    consumer,
+    admin: () => admin,
+    async close() {
+      if (closed) return;
+      await Promise.all([...consumers].map((member) => member.stop()));
+      closed = true;
+      port.close();
+    },
+  };
+}
