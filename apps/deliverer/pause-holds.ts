@@ -1,4 +1,5 @@
 import type { Consumer } from '../../libs/broker/broker.js';
+import { systemSchedule, type Schedule } from '../../libs/time/schedule.js';
 
 /** A topic, or one partition of it. */
 export interface HoldTarget {
@@ -6,13 +7,6 @@ export interface HoldTarget {
   partition?: number;
 }
 
-/** Runs `run` after `ms` and answers how to cancel it; tests pass a scheduler they advance themselves. */
-export type Schedule = (run: () => void, ms: number) => () => void;
-
-const systemSchedule: Schedule = (run, ms) => {
-  const timer = setTimeout(run, ms);
-  return () => clearTimeout(timer);
-};
 
 const untimed = () => {};
 

@@ -7,6 +7,7 @@ import { startApiHarness, type ApiHarness } from '../../libs/testing/api-harness
 import { createDestination, createSource, orgIds, recordTries, seedEvent, type SeededEvent } from '../../libs/testing/event-fixtures.js';
 import { createJanitor, type JanitorOptions } from './janitor.js';
 import { DAY_MS } from '../../libs/ledger/retention.js';
+import { ManualTimers } from '../../libs/testing/manual-timers.js';
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
 
 // Shorter than the relay's own defaults (30 and 90 days), so the janitor the relay runs leaves these events alone.
@@ -134,15 +135,23 @@ describeEachStore('Janitor', (target) => {
   });
 
   it('runs periodically once started, and not after it is stopped', async () => {
+    const timers = new ManualTimers();
     let runs = 0;
     const ledger = createDedupLedger(h.relay.store.sql);
-    const periodic = janitor({ dedup: { purgeExpired: (at) => ((runs += 1), ledger.purgeExpired(at)) }, firstRunDelayMs: 0, intervalMs: 5 });
+    const periodic = janitor({ dedup: { purgeExpired: (at) => ((runs += 1), ledger.purgeExpired(at)) }, schedule: timers.schedule, firstRunDelayMs: 1000, intervalMs: 5000 });
     periodic.start();
-    await waitFor('three runs', () => runs >= 3, isTrue, 5000, 10);
+    timers.advance(999);
+    // Its first run has not started: the timer that starts it is still waiting.
+    expect(timers.pending()).to.equal(1);
+    for (let run = 1; run <= 3; run += 1) {
+      // The first run after its delay, then each after the interval that follows the previous one's end.
+      timers.advance(run === 1 ? 1 : 5000);
+      await waitFor(`run ${run}`, () => runs >= run && timers.pending() === 1, isTrue, 5000, 5);
+      expect(runs).to.equal(run);
+    }
     await periodic.stop();
-    const seen = runs;
-    expect(seen).to.be.at.least(3);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(runs).to.equal(seen);
+    expect(timers.pending()).to.equal(0);
+    timers.advance(60_000);
+    expect(runs).to.equal(3);
   });
 });

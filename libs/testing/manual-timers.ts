@@ -9,21 +9,26 @@ interface Pending {
  */
 export class ManualTimers {
   private now = 0;
-  private readonly pending = new Set<Pending>();
+  private readonly scheduled = new Set<Pending>();
 
   schedule = (run: () => void, ms: number): (() => void) => {
     const timer = { at: this.now + Math.max(0, ms), run };
-    this.pending.add(timer);
-    return () => void this.pending.delete(timer);
+    this.scheduled.add(timer);
+    return () => void this.scheduled.delete(timer);
   };
+
+  /** Timers not yet fired nor cancelled. */
+  pending(): number {
+    return this.scheduled.size;
+  }
 
   /** Moves time on by `ms`, firing each timer that falls due, in order of its time. */
   advance(ms: number): void {
     const until = this.now + ms;
     for (;;) {
-      const due = [...this.pending].filter((timer) => timer.at <= until).sort((a, b) => a.at - b.at)[0];
+      const due = [...this.scheduled].filter((timer) => timer.at <= until).sort((a, b) => a.at - b.at)[0];
       if (!due) break;
-      this.pending.delete(due);
+      this.scheduled.delete(due);
       this.now = due.at;
       due.run();
     }
