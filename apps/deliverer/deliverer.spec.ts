@@ -3,7 +3,8 @@ import { Webhook } from 'standardwebhooks';
 import { decodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { hang, resetConnection, respond } from '../../libs/testing/http-sink.js';
 import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
-import { eachTestDelivererAndSink } from '../../libs/testing/deliverer-harness.js';
+import type { BrokerRecord } from '../../libs/broker/broker.js';
+import { Collected, eachTestDelivererAndSink } from '../../libs/testing/deliverer-harness.js';
 import { DELIVERER_GROUP, destinationTopic } from '../../libs/pipeline/topology.js';
 
 describe('deliverer: sending a job', function () {
@@ -157,8 +158,21 @@ describe('deliverer: sending a job', function () {
     const lag = await t.h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)]);
     expect(lag.reduce((sum, partition) => sum + partition.lag, 0)).to.equal(0);
 
-    await t.h.publishJob(destination.id, Buffer.from('{"late":true}'));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const late = await t.h.publishJob(destination.id, Buffer.from('{"late":true}'));
+    // A consumer joining the deliverer's group gets the late job: the stopped deliverer left the group and took nothing.
+    const takenOver = new Collected<BrokerRecord>();
+    const successor = t.h.broker.consumer({
+      groupId: DELIVERER_GROUP,
+      topics: [destinationTopic(destination.id)],
+      handleBatch: async (batch) => batch.records.forEach((record) => takenOver.add(record)),
+    });
+    await successor.start();
+    try {
+      const [record] = await takenOver.waitFor(1, undefined, 20_000);
+      expect(decodeDeliveryJob(record!).job.deliveryId).to.equal(late.deliveryId);
+    } finally {
+      await successor.stop();
+    }
     expect(t.sink.requests).to.have.length(1);
   });
 });
