@@ -160,7 +160,8 @@ export function pipelineThreads(options: PipelineThreadsOptions) {
       return {
         contentType: registry.contentType,
         async metrics() {
-          const answers = await Promise.all(threads.map((thread) => thread?.ask<'metrics'>({ type: 'metrics' })));
+          // A thread that does not answer in time (restarting, or stalled) is left out of this scrape, not failed: its counters come back with it.
+          const answers = await Promise.all(threads.map((thread) => thread?.ask<'metrics'>({ type: 'metrics' }).catch(() => undefined)));
           const theirs = answers.flatMap((answer) => (answer ? [answer.metrics as ThreadMetrics] : []));
           return AggregatorRegistry.aggregate([await registry.getMetricsAsJSON(), ...theirs]).metrics();
         },

@@ -217,6 +217,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const loadStartedAt = now();
   const outcomes = await runOpenLoop({ rate, seconds, send: webhookSender(deployment.ingestUrl, paths, dispatcher) });
   const loadEndedAt = now();
+  if (process.env.SOAK_TIMELINE) { const per = new Map<number, number>(); for (const o of outcomes) { const sec = Math.floor((o.scheduledAt - loadStartedAt) / 1000); per.set(sec, Math.max(per.get(sec) ?? 0, o.answeredAt - o.scheduledAt)); } console.log('timeline max ms per second:', [...per].map(([k, v]) => `${k}:${v.toFixed(0)}`).join(' ')); }
   // The load ends with its last scheduled request; answers may still be on their way then.
   const deliveredDuringLoad = (await sink.counts()).total - deliveredBefore;
   const acknowledged = outcomes.filter((outcome) => outcome.status === 200 && outcome.eventId);
