@@ -35,7 +35,7 @@ describeEachBackend('a relay on pipeline threads', (target) => {
     return destination.body.id as string;
   }
 
-  it('delivers every webhook once and records each attempt, the pipeline running on two threads beside the main one', async () => {
+  it('delivers every webhook once and records each attempt, the pipeline running on threads beside the main one (two on the embedded log, one on Kafka)', async () => {
     await routedSource('threaded');
     const eventIds: string[] = [];
     for (let n = 0; n < 40; n += 1) {

@@ -15,7 +15,7 @@ export interface Config {
   role: Role;
   /**
    * RELAY_THREADS: threads a process of role `all` runs on (default: the machine's cores). Past one, the
-   * router, deliverer and recorder run on threads of their own beside the gateway and API's.
+   * router, deliverer and recorder run on threads of their own beside the gateway and API's (on Kafka, one).
    */
   threads: number;
   dataDir: string;
@@ -48,8 +48,15 @@ export interface Config {
   shutdownTimeoutMs: number;
 }
 
-/** Threads of its own for the router, deliverer and recorder: a process of role `all` with more than one thread has them. */
-export const pipelineThreadCount = (config: Pick<Config, 'role' | 'threads'>): number => (config.role === 'all' ? config.threads - 1 : 0);
+/**
+ * Threads of their own for the router, deliverer and recorder: a process of role `all` with more than one
+ * thread has them. On Kafka at most one: a job a deliverer hands over from relay.fresh is known as handed
+ * over only to that deliverer, so a second one reading the copy would send it again (issue 16's note).
+ */
+export const pipelineThreadCount = (config: Pick<Config, 'role' | 'threads' | 'kafkaBrokers'>): number => {
+  if (config.role !== 'all') return 0;
+  return config.kafkaBrokers ? Math.min(1, config.threads - 1) : config.threads - 1;
+};
 
 type Env = Record<string, string | undefined>;
 
