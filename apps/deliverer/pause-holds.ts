@@ -1,18 +1,11 @@
 import type { Consumer } from '../../libs/broker/broker.js';
+import { systemSchedule, type Schedule } from '../../libs/time/schedule.js';
 
 /** A topic, or one partition of it. */
 export interface HoldTarget {
   topic: string;
   partition?: number;
 }
-
-/** Runs `run` after `ms` and answers how to cancel it; tests pass a scheduler they advance themselves. */
-export type Schedule = (run: () => void, ms: number) => () => void;
-
-const systemSchedule: Schedule = (run, ms) => {
-  const timer = setTimeout(run, ms);
-  return () => clearTimeout(timer);
-};
 
 const untimed = () => {};
 

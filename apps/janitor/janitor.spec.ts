@@ -7,6 +7,7 @@ import { startApiHarness, type ApiHarness } from '../../libs/testing/api-harness
 import { createDestination, createSource, orgIds, recordTries, seedEvent, type SeededEvent } from '../../libs/testing/event-fixtures.js';
 import { createJanitor, type JanitorOptions } from './janitor.js';
 import { DAY_MS } from '../../libs/ledger/retention.js';
+import { ManualTimers } from '../../libs/testing/manual-timers.js';
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
 
 // Shorter than the relay's own defaults (30 and 90 days), so the janitor the relay runs leaves these events alone.
@@ -135,14 +136,27 @@ describeEachStore('Janitor', (target) => {
 
   it('runs periodically once started, and not after it is stopped', async () => {
     let runs = 0;
+    const timers = new ManualTimers();
     const ledger = createDedupLedger(h.relay.store.sql);
-    const periodic = janitor({ dedup: { purgeExpired: (at) => ((runs += 1), ledger.purgeExpired(at)) }, firstRunDelayMs: 0, intervalMs: 5 });
+    const periodic = janitor({
+      dedup: { purgeExpired: (at) => ((runs += 1), ledger.purgeExpired(at)) },
+      firstRunDelayMs: 1000,
+      intervalMs: 60_000,
+      schedule: timers.schedule,
+    });
     periodic.start();
-    await waitFor('three runs', () => runs >= 3, isTrue, 5000, 10);
+    // Each run is async and schedules the next one only when it has finished: wait for that timer, then fire it.
+    for (const [n, delayMs] of [[1, 1000], [2, 60_000], [3, 60_000]] as const) {
+      await waitFor(`timer before run ${n}`, () => timers.pendingCount === 1, isTrue, 5000, 5);
+      timers.advance(delayMs);
+      await waitFor(`run ${n}`, () => runs >= n, isTrue, 5000, 5);
+    }
+    await waitFor('timer after run 3', () => timers.pendingCount === 1, isTrue, 5000, 5);
     await periodic.stop();
-    const seen = runs;
-    expect(seen).to.be.at.least(3);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(runs).to.equal(seen);
+    expect(runs).to.equal(3);
+    expect(timers.pendingCount).to.equal(0);
+    timers.advance(24 * 60 * 60_000);
+    expect(runs).to.equal(3);
+    expect(timers.pendingCount).to.equal(0);
   });
 });

@@ -1,3 +1,5 @@
+import type { Schedule } from '../time/schedule.js';
+
 interface Pending {
   at: number;
   run: () => void;
@@ -11,11 +13,16 @@ export class ManualTimers {
   private now = 0;
   private readonly pending = new Set<Pending>();
 
-  schedule = (run: () => void, ms: number): (() => void) => {
+  schedule: Schedule = (run, ms) => {
     const timer = { at: this.now + Math.max(0, ms), run };
     this.pending.add(timer);
     return () => void this.pending.delete(timer);
   };
+
+  /** How many timers are waiting to fire. */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
 
   /** Moves time on by `ms`, firing each timer that falls due, in order of its time. */
   advance(ms: number): void {
