@@ -5,7 +5,8 @@ import { decodeDeliveryJob, encodeDeliveryJob } from '../../libs/pipeline/delive
 import { respond } from '../../libs/testing/http-sink.js';
 import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
 import { Collected, eachTestDelivererAndSink } from '../../libs/testing/deliverer-harness.js';
-import { retryTierTopic } from '../../libs/pipeline/topology.js';
+import { DELIVERER_GROUP, destinationTopic, RETRY_GROUP, RETRY_TIER_TOPICS, retryTierTopic } from '../../libs/pipeline/topology.js';
+import { waitFor } from '../../libs/testing/wait-for.js';
 
 /** How late a retry may reach the destination after its due time on the embedded log. */
 const DELAY_TOLERANCE_MS = 100;
@@ -75,8 +76,12 @@ describe('deliverer: retries', function () {
     expect(deadJob).to.include({ deliveryId: job.deliveryId, attemptNumber: 3 });
     expect(deadBody.equals(body)).to.equal(true);
     expect(dead!.headers[DEAD_REASON_HEADER]).to.equal('retries_exhausted');
-    // Nothing after the last attempt.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Nothing after the last attempt: no job left uncommitted in the destination topic or a retry tier that could be sent again.
+    const pending = async () => {
+      const lags = [...(await t.h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)])), ...(await t.h.broker.admin().lag(RETRY_GROUP, [...RETRY_TIER_TOPICS]))];
+      return lags.reduce((sum, partition) => sum + partition.lag, 0);
+    };
+    await waitFor('nothing pending in the destination topic and the retry tiers', pending, (count) => count === 0, 5000, 10);
     expect(t.sink.requests).to.have.length(3);
     const deadLetters = await t.h.metrics.deadLetters.get();
     expect(deadLetters.values).to.deep.include({ labels: { reason: 'retries_exhausted' }, value: 1 });

@@ -146,7 +146,7 @@ describe('deliverer: sending a job', function () {
   });
 
   it('on stop, finishes the request in flight, publishes its attempt and commits, and takes no new job', async function () {
-    t.sink.setBehaviour([respond(200, { delayMs: 300 })]);
+    t.sink.setBehaviour([respond(200, { delayMs: 300 }), respond(200)]);
     const destination = await t.h.addDestination({ url: t.sink.url });
     const job = await t.h.publishJob(destination.id, Buffer.from('{}'));
     await t.sink.waitForRequests(1);
@@ -157,8 +157,12 @@ describe('deliverer: sending a job', function () {
     const lag = await t.h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)]);
     expect(lag.reduce((sum, partition) => sum + partition.lag, 0)).to.equal(0);
 
-    await t.h.publishJob(destination.id, Buffer.from('{"late":true}'));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(t.sink.requests).to.have.length(1);
+    // The stopped deliverer neither sends nor commits a later job: one joining the group after it sends it, as its first attempt.
+    const late = await t.h.publishJob(destination.id, Buffer.from('{"late":true}'));
+    const another = await t.h.startAnotherDeliverer();
+    const [lateAttempt] = await t.h.attemptsOf(late.deliveryId, 1);
+    expect(lateAttempt).to.include({ attemptNumber: 1, deliveryStatus: 'delivered' });
+    expect(t.sink.requests.map((request) => request.body.toString())).to.deep.equal(['{}', '{"late":true}']);
+    expect([t.h.requestsSent(t.h.deliverer), t.h.requestsSent(another)]).to.deep.equal([1, 1]);
   });
 });
