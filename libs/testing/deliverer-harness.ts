@@ -63,7 +63,7 @@ export interface HarnessOptions {
   breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange'>;
   maxInFlight?: number;
   maxInFlightPerSource?: number;
-  /** The deliverer's clock and the timers of its pauses, for a test that moves time on itself (ManualTimers). */
+  /** The deliverer's and the log's clock and the timers of the deliverer's pauses, for a test that moves time on itself (ManualTimers). */
   now?: () => number;
   schedule?: Schedule;
 }
@@ -116,7 +116,7 @@ const quietLogger = createLogger({ level: 'silent' });
 
 export async function startDelivererHarness(options: HarnessOptions = {}): Promise<DelivererHarness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-deliverer-'));
-  const broker = openEmbeddedBroker({ dataDir, errorBackoff: { initialMs: 20, maxMs: 200 } });
+  const broker = openEmbeddedBroker({ dataDir, errorBackoff: { initialMs: 20, maxMs: 200 }, now: options.now });
   const store = await openStore({ dataDir });
   const secrets = createSecretBox(randomBytes(32));
   const org = await store.organizations.create(`org-${randomBytes(4).toString('hex')}`, 'pro');
@@ -292,11 +292,14 @@ export interface DelivererAndSink {
   sink: HttpSink;
 }
 
-/** Gives each test of the calling suite a fresh harness and an HTTP sink (answers 200), closing both after it. */
-export function eachTestDelivererAndSink(): DelivererAndSink {
+/**
+ * Gives each test of the calling suite a fresh harness (with the options `options` makes for it) and an
+ * HTTP sink (answers 200), closing both after it.
+ */
+export function eachTestDelivererAndSink(options?: () => HarnessOptions): DelivererAndSink {
   const fixture = {} as DelivererAndSink;
   beforeEach(async function () {
-    fixture.h = await startDelivererHarness();
+    fixture.h = await startDelivererHarness(options?.());
     fixture.sink = await startHttpSink();
   });
   afterEach(async function () {
