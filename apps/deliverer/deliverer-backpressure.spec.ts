@@ -3,6 +3,8 @@ import { encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { startDelivererHarness, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
 import { destinationTopic } from '../../libs/pipeline/topology.js';
+import { ManualTimers } from '../../libs/testing/manual-timers.js';
+import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
 
 // Long enough that a stalled machine still sees the circuit open when the failures are in, before it half-opens.
 const RESET_TIMEOUT_MS = 1200;
@@ -106,26 +108,42 @@ describe('deliverer: backpressure', function () {
   });
 
   it('spaces deliveries to the destination rate limit by pausing its topic, uses up no retry, and does not slow other destinations', async function () {
-    await startHarness();
+    // The deliverer's clock and pause timers move only when the test advances them.
+    const timers = new ManualTimers(Date.now());
+    h = await startDelivererHarness({ now: timers.now, schedule: timers.schedule });
     const limited = await h.addDestination({ url: failing.url, rateLimitPerMinute: 600 });
     const unlimited = await h.addDestination({ url: healthy.url });
+    const limitedTopic = destinationTopic(limited.id);
     failing.setBehaviour([respond(200)]);
     const jobs = [];
     for (let n = 1; n <= 14; n += 1) jobs.push(h.jobFor(limited.id));
-    await h.broker.producer().send(destinationTopic(limited.id), jobs.map((job) => encodeDeliveryJob(job, Buffer.from('{}'))));
+    await h.broker.producer().send(limitedTopic, jobs.map((job) => encodeDeliveryJob(job, Buffer.from('{}'))));
+
+    // A burst of 10 (one second's worth); the 11th finds the budget spent and pauses the topic.
+    const heldAgain = () => waitFor('the limited topic paused', () => h.paused(limitedTopic), isTrue, 5000, 5);
     await failing.waitForRequests(10);
+    await heldAgain();
+    expect(failing.requests).to.have.length(10);
+
+    // The other destination is not slowed: delivered while the limited one waits for its next token.
     for (let n = 1; n <= 5; n += 1) await h.publishJob(unlimited.id, Buffer.from('{}'));
-
-    const attempts = await h.attempts.waitFor(14, (attempt) => attempt.destinationId === limited.id, 3000);
-    expect(attempts.every((attempt) => attempt.attemptNumber === 1 && attempt.deliveryStatus === 'delivered')).to.equal(true);
-    // A burst of 10 (one second's worth), then one request per 100 ms.
-    const times = failing.requests.map((request) => request.receivedAt);
-    expect(times[10]! - times[0]!).to.be.at.least(80);
-    expect(times[13]! - times[0]!).to.be.at.least(350);
-    expect(failing.requests).to.have.length(14);
-
     const otherAttempts = await h.attempts.waitFor(5, (attempt) => attempt.destinationId === unlimited.id);
-    const lastOther = Math.max(...otherAttempts.map((attempt) => attempt.completedAt));
-    expect(lastOther, 'the unlimited destination finished before the limited one').to.be.below(times[13]!);
+    expect(otherAttempts.every((attempt) => attempt.deliveryStatus === 'delivered')).to.equal(true);
+    expect(h.paused(limitedTopic)).to.equal(true);
+    expect(failing.requests).to.have.length(10);
+
+    // Then one request per 100 ms: not a millisecond earlier.
+    timers.advance(99);
+    expect(h.paused(limitedTopic)).to.equal(true);
+    timers.advance(1);
+    for (let n = 11; n <= 14; n += 1) {
+      if (n > 11) timers.advance(100);
+      await failing.waitForRequests(n);
+      if (n < 14) await heldAgain();
+      expect(failing.requests).to.have.length(n);
+    }
+
+    const attempts = await h.attempts.waitFor(14, (attempt) => attempt.destinationId === limited.id);
+    expect(attempts.every((attempt) => attempt.attemptNumber === 1 && attempt.deliveryStatus === 'delivered')).to.equal(true);
   });
 });

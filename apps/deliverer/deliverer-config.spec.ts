@@ -3,8 +3,9 @@ import { decodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { respond, startHttpSink } from '../../libs/testing/http-sink.js';
 import { DESTINATION_DELETED } from './attempt-reporter.js';
 import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
-import { waitFor } from '../../libs/testing/wait-for.js';
+import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
 import { eachTestDelivererAndSink } from '../../libs/testing/deliverer-harness.js';
+import { DELIVERER_GROUP, destinationTopic } from '../../libs/pipeline/topology.js';
 
 describe('deliverer: configuration changes', function () {
   const t = eachTestDelivererAndSink();
@@ -64,7 +65,10 @@ describe('deliverer: configuration changes', function () {
   it('holds the jobs of a disabled destination without attempting them, and delivers them as first attempts once it is enabled again', async function () {
     const destination = await t.h.addDestination({ url: t.sink.url, enabled: false });
     const jobs = [await t.h.publishJob(destination.id, Buffer.from('{"n":1}')), await t.h.publishJob(destination.id, Buffer.from('{"n":2}'))];
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Paused only once the first job was fetched and found its destination disabled: nothing of the topic is sent while paused.
+    await waitFor('the disabled destination held', () => t.h.paused(destinationTopic(destination.id)), isTrue, 5000, 10);
+    const lag = await t.h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)]);
+    expect(lag.reduce((sum, partition) => sum + partition.lag, 0), 'both jobs kept, uncommitted').to.equal(2);
     expect(t.sink.requests).to.have.length(0);
     expect(t.h.attempts.items.filter((attempt) => attempt.destinationId === destination.id)).to.have.length(0);
 

@@ -15,6 +15,7 @@ import type { SourceLines } from './source-lines.js';
 import { createInFlightLimits } from './in-flight-limits.js';
 import { HandedOverJobs } from './handed-over-jobs.js';
 import { PauseHolds } from './pause-holds.js';
+import type { Schedule } from '../../libs/time/schedule.js';
 import { createRetryTierHandler } from './retry-tiers.js';
 import { CORE_TOPICS, DEAD_LETTER_TOPIC, DELIVERER_GROUP, DESTINATION_PARTITIONS, DESTINATION_TOPIC_PATTERN, destinationTopic, FRESH_DESTINATIONS_PARTITIONS, FRESH_DESTINATIONS_TOPIC, FRESH_GROUP, RETRY_GROUP, RETRY_TIER_TOPICS } from '../../libs/pipeline/topology.js';
 
@@ -46,6 +47,8 @@ export interface DelivererOptions {
   jitter: number;
   random?: () => number;
   now?: () => number;
+  /** The timers of the pauses (rate budget, disabled recheck, retry tier due times); tests advance their own. */
+  schedule?: Schedule;
   /** Delivery requests in flight in the process (default 256). */
   maxInFlight?: number;
   /** Delivery requests in flight to one destination (default: the sender's default connections per origin, 64). */
@@ -205,8 +208,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         concurrency: RETRY_TIER_TOPICS.length * DESTINATION_PARTITIONS,
         handleBatch: (batch) => handleRetryBatch!(batch),
       });
-      const destinationHolds = new PauseHolds(destinations);
-      const retryHolds = new PauseHolds(retries);
+      const destinationHolds = new PauseHolds(destinations, options.schedule);
+      const retryHolds = new PauseHolds(retries, options.schedule);
       handleDestinationBatch = createDestinationBatchHandler({
         lookup,
         breakers,

@@ -7,7 +7,6 @@ export interface HoldTarget {
   partition?: number;
 }
 
-
 const untimed = () => {};
 
 interface Hold {

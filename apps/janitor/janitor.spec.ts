@@ -135,23 +135,28 @@ describeEachStore('Janitor', (target) => {
   });
 
   it('runs periodically once started, and not after it is stopped', async () => {
-    const timers = new ManualTimers();
     let runs = 0;
+    const timers = new ManualTimers();
     const ledger = createDedupLedger(h.relay.store.sql);
-    const periodic = janitor({ dedup: { purgeExpired: (at) => ((runs += 1), ledger.purgeExpired(at)) }, schedule: timers.schedule, firstRunDelayMs: 1000, intervalMs: 5000 });
+    const periodic = janitor({
+      dedup: { purgeExpired: (at) => ((runs += 1), ledger.purgeExpired(at)) },
+      firstRunDelayMs: 1000,
+      intervalMs: 60_000,
+      schedule: timers.schedule,
+    });
     periodic.start();
-    timers.advance(999);
-    // Its first run has not started: the timer that starts it is still waiting.
-    expect(timers.pending()).to.equal(1);
-    for (let run = 1; run <= 3; run += 1) {
-      // The first run after its delay, then each after the interval that follows the previous one's end.
-      timers.advance(run === 1 ? 1 : 5000);
-      await waitFor(`run ${run}`, () => runs >= run && timers.pending() === 1, isTrue, 5000, 5);
-      expect(runs).to.equal(run);
+    // Each run is async and schedules the next one only when it has finished: wait for that timer, then fire it.
+    for (const [n, delayMs] of [[1, 1000], [2, 60_000], [3, 60_000]] as const) {
+      await waitFor(`timer before run ${n}`, () => timers.pendingCount === 1, isTrue, 5000, 5);
+      timers.advance(delayMs);
+      await waitFor(`run ${n}`, () => runs >= n, isTrue, 5000, 5);
     }
+    await waitFor('timer after run 3', () => timers.pendingCount === 1, isTrue, 5000, 5);
     await periodic.stop();
-    expect(timers.pending()).to.equal(0);
-    timers.advance(60_000);
     expect(runs).to.equal(3);
+    expect(timers.pendingCount).to.equal(0);
+    timers.advance(24 * 60 * 60_000);
+    expect(runs).to.equal(3);
+    expect(timers.pendingCount).to.equal(0);
   });
 });

@@ -2,7 +2,7 @@ import type { Logger } from '../../libs/logging/logger.js';
 import type { DedupLedger } from '../../libs/store/dedup-ledger.js';
 import type { RateWindows } from '../../libs/store/rate-windows.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
-import { backgroundSchedule, type Schedule } from '../../libs/time/schedule.js';
+import { unrefSchedule, type Schedule } from '../../libs/time/schedule.js';
 import { purgeStatisticsBefore, sweepRetention, type RetentionPolicy, type SweepCounts } from '../../libs/ledger/retention.js';
 
 export interface JanitorOptions extends RetentionPolicy {
@@ -11,13 +11,13 @@ export interface JanitorOptions extends RetentionPolicy {
   rateWindows: Pick<RateWindows, 'purgeBefore'>;
   logger: Logger;
   now?: () => number;
-  /** Its timers (default: Node's, unreferenced); tests pass ManualTimers. */
-  schedule?: Schedule;
   /** Between the end of one run and the start of the next. */
   intervalMs?: number;
   /** Before the first run, so a starting process is not slowed by it. */
   firstRunDelayMs?: number;
   batchSize?: number;
+  /** Timers for the first-run delay and the intervals; by default the real clock's, not keeping the process alive. */
+  schedule?: Schedule;
 }
 
 export interface JanitorRun extends SweepCounts {
@@ -38,8 +38,8 @@ export function createJanitor(options: JanitorOptions) {
   const now = options.now ?? Date.now;
   const intervalMs = options.intervalMs ?? 5 * 60_000;
   const batchSize = options.batchSize ?? 1000;
-  const scheduleRun = options.schedule ?? backgroundSchedule;
-  let cancelNext = () => {};
+  const scheduleTimer = options.schedule ?? unrefSchedule;
+  let cancelTimer: (() => void) | undefined;
   let running: Promise<unknown> | undefined;
   let stopped = false;
 
@@ -55,7 +55,8 @@ export function createJanitor(options: JanitorOptions) {
 
   function schedule(delayMs: number): void {
     if (stopped) return;
-    cancelNext = scheduleRun(() => {
+    cancelTimer = scheduleTimer(() => {
+      cancelTimer = undefined;
       running = runOnce()
         .then((run) => options.logger.debug({ run }, 'janitor run'))
         .catch((error) => options.logger.error({ err: error }, 'janitor run failed'))
@@ -74,7 +75,8 @@ export function createJanitor(options: JanitorOptions) {
     /** Stops scheduling; a run in progress ends after its current batch. */
     async stop(): Promise<void> {
       stopped = true;
-      cancelNext();
+      cancelTimer?.();
+      cancelTimer = undefined;
       await running;
     },
   };

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Broker, BrokerRecord, Consumer } from '../broker/broker.js';
 import { openEmbeddedBroker } from '../broker/embedded/embedded-broker.js';
 import type { CircuitBreakersOptions } from '../delivery/circuit-breakers.js';
-import { createHttpSender } from '../delivery/send-request.js';
+import { createHttpSender, type HttpSender } from '../delivery/send-request.js';
 import { newId } from '../ids/ids.js';
 import { createLogger } from '../logging/logger.js';
 import { createRelayMetrics, type RelayMetrics } from '../metrics/relay-metrics.js';
@@ -23,6 +23,7 @@ import { createDeliverer, type Deliverer } from '../../apps/deliverer/deliverer.
 import { createStoreDeliveryLookup } from '../delivery/store-lookup.js';
 import { createGoneDestinations, type GoneDestinations } from '../../apps/deliverer/gone-destinations.js';
 import { createSqlSourceLines } from '../../apps/deliverer/source-lines.js';
+import type { Schedule } from '../time/schedule.js';
 import { ATTEMPTS_TOPIC, CONFIG_TOPIC, DEAD_LETTER_TOPIC, destinationTopic } from '../pipeline/topology.js';
 
 /** Records of one topic as a test reads them, with a way to wait for the ones it expects. */
@@ -62,6 +63,9 @@ export interface HarnessOptions {
   breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange'>;
   maxInFlight?: number;
   maxInFlightPerSource?: number;
+  /** The deliverer's and the log's clock and the timers of the deliverer's pauses, for a test that moves time on itself (ManualTimers). */
+  now?: () => number;
+  schedule?: Schedule;
 }
 
 export interface DestinationSettings extends Partial<Omit<DestinationRow, 'authConfigSealed' | 'signingSecretSealed'>> {
@@ -96,6 +100,15 @@ export interface DelivererHarness {
   /** Publishes a change on relay.config. */
   announce(change: ConfigChange): Promise<void>;
   attemptsOf(deliveryId: string, count: number, timeoutMs?: number): Promise<AttemptRecord[]>;
+  /**
+   * Whether the deliverer's consumers have `topic` (or one of its partitions) paused: a record of it was
+   * fetched and held (rate budget, circuit, disabled destination, not due), so nothing of it is sent meanwhile.
+   */
+  paused(topic: string): boolean;
+  /** Starts one more deliverer in the same groups, on the same log and store (config changes reach only the first). */
+  startAnotherDeliverer(): Promise<Deliverer>;
+  /** How many requests `deliverer` (the first or another) has sent. */
+  requestsSent(deliverer: Deliverer): number;
   close(): Promise<void>;
 }
 
@@ -103,27 +116,45 @@ const quietLogger = createLogger({ level: 'silent' });
 
 export async function startDelivererHarness(options: HarnessOptions = {}): Promise<DelivererHarness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-deliverer-'));
-  const broker = openEmbeddedBroker({ dataDir, errorBackoff: { initialMs: 20, maxMs: 200 } });
+  const broker = openEmbeddedBroker({ dataDir, errorBackoff: { initialMs: 20, maxMs: 200 }, now: options.now });
   const store = await openStore({ dataDir });
   const secrets = createSecretBox(randomBytes(32));
   const org = await store.organizations.create(`org-${randomBytes(4).toString('hex')}`, 'pro');
   const source = await store.sources.insert(sourceRow(org.id, { name: 'Shop', slug: 'shop-events', provider: 'generic', dedupStrategy: 'none' }));
   const metrics = createRelayMetrics({ defaultMetrics: false });
+  const pausedKeys = new Set<string>();
   const gone = createGoneDestinations(store.sql, (change) => broker.producer().send(CONFIG_TOPIC, [encodeConfigChange(change)]));
-  const deliverer = createDeliverer({
-    broker,
-    lookup: createStoreDeliveryLookup(store, secrets),
-    secrets,
-    sender: createHttpSender({ blockPrivateDestinations: false }),
-    metrics,
-    gone,
-    lines: createSqlSourceLines(store.sql),
-    logger: quietLogger,
-    jitter: 0,
-    maxInFlight: options.maxInFlight,
-    maxInFlightPerSource: options.maxInFlightPerSource,
-    breakerOptions: options.breakerOptions,
-  });
+  const requestsSent = new Map<Deliverer, number>();
+  const newDeliverer = () => {
+    const sender = createHttpSender({ blockPrivateDestinations: false });
+    const counted: HttpSender = {
+      send(request, sendOptions) {
+        requestsSent.set(made, requestsSent.get(made)! + 1);
+        return sender.send(request, sendOptions);
+      },
+      close: () => sender.close(),
+    };
+    const made = createDeliverer({
+      broker: watchingPauses(broker, pausedKeys),
+      lookup: createStoreDeliveryLookup(store, secrets),
+      secrets,
+      sender: counted,
+      metrics,
+      gone,
+      lines: createSqlSourceLines(store.sql),
+      logger: quietLogger,
+      jitter: 0,
+      maxInFlight: options.maxInFlight,
+      maxInFlightPerSource: options.maxInFlightPerSource,
+      breakerOptions: options.breakerOptions,
+      now: options.now,
+      schedule: options.schedule,
+    });
+    requestsSent.set(made, 0);
+    return made;
+  };
+  const deliverer = newDeliverer();
+  const others: Deliverer[] = [];
 
   const attempts = new Collected<AttemptRecord>();
   const dead = new Collected<BrokerRecord>();
@@ -210,12 +241,47 @@ disabledReason: null,
     attemptsOf(deliveryId, count, timeoutMs) {
       return attempts.waitFor(count, (attempt) => attempt.deliveryId === deliveryId, timeoutMs);
     },
+    paused: (topic) => [...pausedKeys].some((key) => key.split('#')[0] === topic),
+    async startAnotherDeliverer() {
+      const other = newDeliverer();
+      others.push(other);
+      await other.start();
+      return other;
+    },
+    requestsSent: (of) => requestsSent.get(of) ?? 0,
     async close() {
-      await deliverer.stop();
+      for (const each of [deliverer, ...others]) await each.stop();
       for (const consumer of consumers) await consumer.stop();
       await broker.close();
       await store.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `broker`, whose consumers note in `pausedKeys` what they have paused (`topic`, or `topic#partition`). */
+function watchingPauses(broker: Broker, pausedKeys: Set<string>): Broker {
+  const keysOf = (topic: string, partitions?: number[]) => (partitions ? partitions.map((partition) => `${topic}#${partition}`) : [topic]);
+  return {
+    producer: () => broker.producer(),
+    admin: () => broker.admin(),
+    close: () => broker.close(),
+    consumer(options) {
+      const consumer = broker.consumer(options);
+      return {
+        start: () => consumer.start(),
+        pause(topic, partitions) {
+          for (const key of keysOf(topic, partitions)) pausedKeys.add(key);
+          consumer.pause(topic, partitions);
+        },
+        resume(topic, partitions) {
+          for (const key of keysOf(topic, partitions)) pausedKeys.delete(key);
+          consumer.resume(topic, partitions);
+        },
+        refreshSubscription: () => consumer.refreshSubscription(),
+        assignment: () => consumer.assignment(),
+        stop: () => consumer.stop(),
+      };
     },
   };
 }
@@ -226,11 +292,14 @@ export interface DelivererAndSink {
   sink: HttpSink;
 }
 
-/** Gives each test of the calling suite a fresh harness and an HTTP sink (answers 200), closing both after it. */
-export function eachTestDelivererAndSink(): DelivererAndSink {
+/**
+ * Gives each test of the calling suite a fresh harness (with the options `options` makes for it) and an
+ * HTTP sink (answers 200), closing both after it.
+ */
+export function eachTestDelivererAndSink(options?: () => HarnessOptions): DelivererAndSink {
   const fixture = {} as DelivererAndSink;
   beforeEach(async function () {
-    fixture.h = await startDelivererHarness();
+    fixture.h = await startDelivererHarness(options?.());
     fixture.sink = await startHttpSink();
   });
   afterEach(async function () {

@@ -1,14 +1,14 @@
-/** Runs `run` after `ms` and answers how to cancel it; tests pass a scheduler they advance themselves (libs/testing/manual-timers.ts). */
+/** Runs `run` after `ms` and answers how to cancel it; tests pass a scheduler they advance themselves. */
 export type Schedule = (run: () => void, ms: number) => () => void;
 
-/** Node's timers. */
+/** The real clock's `setTimeout`; a pending timer keeps the process alive. */
 export const systemSchedule: Schedule = (run, ms) => {
   const timer = setTimeout(run, ms);
   return () => clearTimeout(timer);
 };
 
-/** Node's timers, which never keep a process alive on their own (background housekeeping). */
-export const backgroundSchedule: Schedule = (run, ms) => {
+/** The real clock's `setTimeout`, unref'd: a pending timer does not keep the process alive. */
+export const unrefSchedule: Schedule = (run, ms) => {
   const timer = setTimeout(run, ms);
   timer.unref();
   return () => clearTimeout(timer);

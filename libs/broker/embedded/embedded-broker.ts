@@ -41,6 +41,8 @@ export interface EmbeddedBrokerOptions {
   retention?: Partial<RetentionOptions>;
   /** Back-off before a failed batch is delivered again. */
   errorBackoff?: BackoffOptions;
+  /** Stamps appended records (default `Date.now`); a test gives the clock its consumers compare them with. */
+  now?: () => number;
 }
 
 export const EMBEDDED_LOG_FILE = 'broker.sqlite';
@@ -61,6 +63,7 @@ class EmbeddedBroker implements Broker, ConsumerHost {
   private readonly maxMessageBytes: number;
   private readonly maxBatchBytes: number;
   private readonly errorBackoff: BackoffOptions;
+  private readonly now: () => number;
   private readonly groups = new Map<string, ConsumerGroup>();
   private readonly members = new Set<EmbeddedConsumer>();
   private readonly sharedProducer: Producer = { send: (topic, messages) => this.send(topic, messages) };
@@ -78,6 +81,7 @@ class EmbeddedBroker implements Broker, ConsumerHost {
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
     this.errorBackoff = options.errorBackoff ?? DEFAULT_ERROR_BACKOFF;
+    this.now = options.now ?? Date.now;
     const file = path.join(options.dataDir, EMBEDDED_LOG_FILE);
     const fsync = options.fsync ?? 'normal';
     fs.mkdirSync(options.dataDir, { recursive: true });
@@ -185,7 +189,7 @@ class EmbeddedBroker implements Broker, ConsumerHost {
       this.assertUsable();
       if (messages.length === 0) return Promise.resolve();
       const topic = this.ensureTopic(topicName);
-      const timestamp = Date.now();
+      const timestamp = this.now();
       const appends: PendingAppend[] = messages.map((message) => {
         if (message.value.length > this.maxMessageBytes) {
           throw new MessageTooLargeError(topicName, message.value.length, this.maxMessageBytes);
