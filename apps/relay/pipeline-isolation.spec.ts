@@ -108,18 +108,21 @@ describeEachBackend('a hanging destination does not slow another destination of 
     // after which its jobs wait in its paused topic instead of being sent into the hang one after another.
     const metrics = await (await fetch(`${suite.harness.relay.url}/metrics`)).text();
     expect(sampleSum(metrics, 'relay_circuit_state', { destination: badId, state: 'open' }), 'circuit of the hanging destination').to.equal(1);
+    // Each request it received (after the probe) hung until the timeout and is recorded as such, and
+    // every other delivery of the phase is held unattempted: the ledger has all of them and no attempt
+    // beyond the hung ones. Held, not sent later: nothing more reached it meanwhile.
     const sentWhileOpen = bad.requests.length;
-    await new Promise((resolve) => setTimeout(resolve, 2 * BAD_TIMEOUT_MS));
-    expect(bad.requests.length, 'requests to the hanging destination while its circuit is open').to.equal(sentWhileOpen);
-    // Each request it received (after the probe) hung until the timeout and is recorded as such.
-    const hungRequests = bad.requests.length - 1;
-    await waitFor(`${hungRequests} timed-out attempts recorded at the hanging destination`, async () => {
-      const [row] = await suite.harness.relay.store.sql.all<{ count: number | string }>(
-        "SELECT COUNT(*) AS count FROM attempts WHERE destination_id = ? AND error_kind = 'timeout'",
-        [badId],
+    const hungRequests = sentWhileOpen - 1;
+    await waitFor(`${EVENTS} deliveries of the phase at the hanging destination, ${hungRequests} of them attempted and timed out`, async () => {
+      const [row] = await suite.harness.relay.store.sql.all<{ deliveries: number | string; attempts: number | string; timeouts: number | string }>(
+        `SELECT COUNT(*) AS deliveries, SUM(attempt_count) AS attempts,
+                (SELECT COUNT(*) FROM attempts WHERE destination_id = ? AND error_kind = 'timeout') AS timeouts
+           FROM deliveries d WHERE d.destination_id = ? AND d.event_id IN (SELECT id FROM events WHERE source_id = ?)`,
+        [badId, badId, sourceId],
       );
-      return Number(row!.count) === hungRequests ? true : undefined;
+      return Number(row!.deliveries) === EVENTS && Number(row!.attempts) === hungRequests && Number(row!.timeouts) === hungRequests ? true : undefined;
     }, isDefined, settleMs);
+    expect(bad.requests.length, 'requests to the hanging destination while its circuit is open').to.equal(sentWhileOpen);
 
     expect(beside).to.have.length(EVENTS);
     expect(p99Beside, `p99 beside the hanging destination (alone: ${p99Alone} ms)`).to.be.at.most(bound);

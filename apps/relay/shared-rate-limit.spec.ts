@@ -13,6 +13,8 @@ const kafkaPostgres = BACKEND_TARGETS.find((target) => target.name.includes('Kaf
 const RATE_PER_MINUTE = 60;
 /** More than two minutes' worth at the limit: the backlog outlasts the measured minute. */
 const WEBHOOKS = 160;
+/** The span measured from the first delivery: a minute and a rate window more. */
+const MEASURED_MS = 66_000;
 /** A destination topic's partitions (the relay's default). */
 const PARTITIONS = 4;
 
@@ -53,9 +55,15 @@ describe(`a destination's rate limit across two deliverer processes [${kafkaPost
     }
     await sink.waitForRequests(1, 60_000);
     const firstAt = sink.requests[0]!.receivedAt;
-    // A minute and a window more, measured from the first delivery.
-    await new Promise((resolve) => setTimeout(resolve, 66_000));
-    const times = sink.requests.map((request) => request.receivedAt).filter((at) => at - firstAt < 66_000);
+    // A minute and a window more, measured from the first delivery: the signal is a request after it
+    // (the backlog outlasts it at the limit), or every webhook delivered before it (a broken limit).
+    await waitFor(
+      `a request ${MEASURED_MS} ms after the first, or all ${WEBHOOKS} delivered`,
+      async () => sink.requests.length,
+      (count) => count >= WEBHOOKS || sink.requests[count - 1]!.receivedAt - firstAt >= MEASURED_MS,
+      MEASURED_MS + 60_000,
+    );
+    const times = sink.requests.map((request) => request.receivedAt).filter((at) => at - firstAt < MEASURED_MS);
     const attemptsOf = async (member: RelayProcess) =>
       sampleSum(await member.metrics(), 'relay_delivery_attempts_total', { destination: destinationId });
     const [byAll, byDeliverer] = [await attemptsOf(all), await attemptsOf(deliverer)];
