@@ -37,12 +37,13 @@ describe('embedded log retention', function () {
     store.write([], [{ groupId, topic, partition, offset }]);
   }
 
-  function retention(options: Partial<RetentionOptions>): Retention {
+  function retention(options: Partial<RetentionOptions>, now?: () => number): Retention {
     return new Retention(
       store,
       { maxAgeMs: HOUR, maxBytes: 1024 ** 3, groupExpiryMs: 24 * HOUR, intervalMs: 60_000, ...options },
       silentLogger,
       () => activeGroups,
+      now,
     );
   }
 
@@ -69,12 +70,13 @@ describe('embedded log retention', function () {
     append(0, 10, 2 * HOUR);
     commit('router', 0, 10);
     commit('config-of-a-past-process', 0, 2);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // A millisecond on, both groups' commits are older than an expiry of 0.
+    const later = () => Date.now() + 1;
 
     activeGroups = ['router', 'config-of-a-past-process'];
-    expect(await retention({ groupExpiryMs: 0 }).run()).to.equal(2);
+    expect(await retention({ groupExpiryMs: 0 }, later).run()).to.equal(2);
     activeGroups = ['router'];
-    expect(await retention({ groupExpiryMs: 0 }).run()).to.equal(8);
+    expect(await retention({ groupExpiryMs: 0 }, later).run()).to.equal(8);
   });
 
   it('never deletes from a partition no group has committed on', async function () {

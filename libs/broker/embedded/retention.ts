@@ -46,6 +46,8 @@ export class Retention {
     private readonly options: RetentionOptions,
     private readonly logger: BrokerLogger,
     private readonly activeGroups: () => string[],
+    /** The clock record ages and group commit times are judged by: the log store's, `Date.now`. */
+    private readonly now: () => number = Date.now,
   ) {}
 
   start(): void {
@@ -68,9 +70,9 @@ export class Retention {
   }
 
   private async pass(): Promise<number> {
-    this.store.expireGroups(Date.now() - this.options.groupExpiryMs, this.activeGroups());
+    this.store.expireGroups(this.now() - this.options.groupExpiryMs, this.activeGroups());
     const ranges = this.consumedRanges();
-    const cutoff = Date.now() - this.options.maxAgeMs;
+    const cutoff = this.now() - this.options.maxAgeMs;
     let deleted = 0;
     for (const range of ranges) {
       deleted += await this.deleteBelow(range, this.firstNewerThan(range, cutoff), () => true);
