@@ -6,21 +6,37 @@ import { destinationTopic } from '../../libs/pipeline/topology.js';
 import { ManualTimers } from '../../libs/testing/manual-timers.js';
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
 
-// Long enough that a stalled machine still sees the circuit open when the failures are in, before it half-opens.
-const RESET_TIMEOUT_MS = 1200;
-const RETRY_POLICY = { maxRetries: 5, initialDelay: 1500, maxDelay: 10_000, backoffMultiplier: 1 };
+// The default: far beyond what the test waits in real time, so only the manual timers can half-open the circuit.
+const RESET_TIMEOUT_MS = 30_000;
+// Longer than the reset timeout: the failed jobs come back once the trial has closed the circuit.
+const RETRY_POLICY = { maxRetries: 5, initialDelay: 60_000, maxDelay: 60_000, backoffMultiplier: 1 };
 
 describe('deliverer: backpressure', function () {
   let h: DelivererHarness;
   let failing: HttpSink;
   let healthy: HttpSink;
+  // The deliverer's clock and the timers of its pauses and breakers move only when the test advances them.
+  let timers: ManualTimers;
 
   const startHarness = async (maxInFlightPerSource?: number) => {
+    timers = new ManualTimers(Date.now());
     h = await startDelivererHarness({
       breakerOptions: { volumeThreshold: 3, errorThresholdPercentage: 50, resetTimeoutMs: RESET_TIMEOUT_MS, rollingCountTimeoutMs: 10_000 },
       maxInFlightPerSource,
+      now: timers.now,
+      schedule: timers.schedule,
     });
   };
+
+  /** Moves time on to the reset timeout: a millisecond before, the circuit is still open, its topic paused and nothing more sent. */
+  function reachResetTimeout(destinationId: string): void {
+    const sent = failing.requests.length;
+    timers.advance(RESET_TIMEOUT_MS - 1);
+    expect(h.deliverer.circuitState(destinationId), 'a millisecond before the reset timeout').to.equal('open');
+    expect(h.paused(destinationTopic(destinationId))).to.equal(true);
+    expect(failing.requests).to.have.length(sent);
+    timers.advance(1);
+  }
 
   beforeEach(async function () {
     failing = await startHttpSink();
@@ -56,12 +72,14 @@ describe('deliverer: backpressure', function () {
     expect(h.deliverer.circuitState(troubled.id), 'the other destination flowed while this circuit was open').to.equal('open');
     expect(failing.requests).to.have.length(3);
 
-    // Half open after the reset timeout: job 4 is the trial, succeeds, closes the circuit; job 5 follows.
+    // Half open at the reset timeout: job 4 is the trial, succeeds, closes the circuit; job 5 follows.
+    reachResetTimeout(troubled.id);
     const [fourth] = await h.attemptsOf(jobs[3]!.deliveryId, 1, 3000);
     const [fifth] = await h.attemptsOf(jobs[4]!.deliveryId, 1, 3000);
     for (const attempt of [fourth!, fifth!]) expect(attempt).to.include({ attemptNumber: 1, deliveryStatus: 'delivered' });
-    expect(failing.requests[3]!.receivedAt - failures[2]!.completedAt).to.be.at.least(RESET_TIMEOUT_MS - 20);
+    expect(fourth!.startedAt - failures[2]!.completedAt).to.equal(RESET_TIMEOUT_MS);
     expect(h.deliverer.circuitState(troubled.id)).to.equal('closed');
+    timers.advance(RETRY_POLICY.initialDelay - RESET_TIMEOUT_MS);
 
     // The three failed jobs come back once each, as their second attempt.
     for (const job of jobs.slice(0, 3)) {
@@ -87,6 +105,17 @@ describe('deliverer: backpressure', function () {
 
     await h.attempts.waitFor(4, (attempt) => attempt.statusCode === 500);
     expect(h.deliverer.circuitState(troubled.id)).to.equal('open');
+    const openedAt = timers.now();
+    reachResetTimeout(troubled.id);
+    // Each of the others started before the circuit opened (the clock still at openedAt), or was held until the trial.
+    const firstAttempts = [];
+    for (const job of jobs.slice(4)) firstAttempts.push(...(await h.attemptsOf(job.deliveryId, 1, 4000)));
+    for (const attempt of firstAttempts) expect(attempt).to.include({ attemptNumber: 1, deliveryStatus: 'delivered' });
+    const held = firstAttempts.filter((attempt) => attempt.startedAt !== openedAt);
+    expect(held, 'the trial and the jobs after it').to.not.be.empty;
+    for (const attempt of held) expect(attempt.startedAt).to.equal(openedAt + RESET_TIMEOUT_MS);
+
+    timers.advance(RETRY_POLICY.initialDelay - RESET_TIMEOUT_MS);
     for (const job of jobs.slice(0, 4)) {
       const attempts = await h.attemptsOf(job.deliveryId, 2, 4000);
       expect(attempts.map((attempt) => [attempt.attemptNumber, attempt.statusCode])).to.deep.equal([
@@ -94,22 +123,13 @@ describe('deliverer: backpressure', function () {
         [2, 200],
       ]);
     }
-    for (const job of jobs.slice(4)) {
-      const [attempt] = await h.attemptsOf(job.deliveryId, 1, 4000);
-      expect(attempt).to.include({ attemptNumber: 1, deliveryStatus: 'delivered' });
-    }
-    // Among first attempts (retries come later anyway): the ones started before the circuit opened, the wait, the trial and the rest.
-    const times = failing.requests.filter((request) => request.headers['x-relay-attempt'] === '1').map((request) => request.receivedAt);
-    const longestPause = Math.max(...times.slice(1).map((at, n) => at - times[n]!));
-    expect(longestPause, 'the wait for half open').to.be.at.least(RESET_TIMEOUT_MS - 20);
     const troubledAttempts = h.attempts.items.filter((attempt) => attempt.destinationId === troubled.id);
     expect(troubledAttempts, 'one attempt record per request, none for the wait').to.have.length(failing.requests.length);
     expect(troubledAttempts).to.have.length(12);
   });
 
   it('spaces deliveries to the destination rate limit by pausing its topic, uses up no retry, and does not slow other destinations', async function () {
-    // The deliverer's clock and pause timers move only when the test advances them.
-    const timers = new ManualTimers(Date.now());
+    timers = new ManualTimers(Date.now());
     h = await startDelivererHarness({ now: timers.now, schedule: timers.schedule });
     const limited = await h.addDestination({ url: failing.url, rateLimitPerMinute: 600 });
     const unlimited = await h.addDestination({ url: healthy.url });

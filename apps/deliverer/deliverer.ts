@@ -47,7 +47,7 @@ export interface DelivererOptions {
   jitter: number;
   random?: () => number;
   now?: () => number;
-  /** The timers of the pauses (rate budget, disabled recheck, retry tier due times); tests advance their own. */
+  /** The timers of the pauses (rate budget, disabled recheck, retry tier due times) and of the breakers' resets; tests advance their own. */
   schedule?: Schedule;
   /** Delivery requests in flight in the process (default 256). */
   maxInFlight?: number;
@@ -59,7 +59,7 @@ export interface DelivererOptions {
    * next one only after the previous one's answer.
    */
   maxInFlightPerSource?: number;
-  breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange'>;
+  breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange' | 'schedule'>;
   /** Safety net for missed config changes (default 60 s). */
   lookupCacheTtlMs?: number;
   /** Safety net for destination topics that appeared without a config change reaching here (default 30 s). */
@@ -138,6 +138,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
 
   const breakers = createCircuitBreakers({
     ...options.breakerOptions,
+    schedule: options.schedule,
     onStateChange(destinationId, state) {
       if (state === 'open') logger.warn({ destinationId }, 'Circuit opened: deliveries to this destination are paused');
       else logger.info({ destinationId, state }, 'Circuit no longer open: deliveries to this destination resume');

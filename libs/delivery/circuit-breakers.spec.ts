@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { hang, respond, startHttpSink, type HttpSink } from '../testing/http-sink.js';
+import { ManualTimers } from '../testing/manual-timers.js';
 import type { AttemptOutcome } from './attempt-outcome.js';
 import { countsAgainstCircuit, createCircuitBreakers, type CircuitBreakers, type CircuitState } from './circuit-breakers.js';
 import { createHttpSender, type HttpSender } from './send-request.js';
@@ -41,26 +42,28 @@ describe('countsAgainstCircuit', () => {
 });
 
 describe('createCircuitBreakers', () => {
+  const RESET_TIMEOUT_MS = 300;
   let sink: HttpSink;
   let sender: HttpSender;
+  let timers: ManualTimers;
   let breakers: CircuitBreakers;
   let changes: Array<[string, CircuitState]>;
-  let changed: (() => void) | undefined;
 
   const request = () => ({ method: 'POST' as const, url: sink.url, headers: {}, body: Buffer.from('{}') });
   const attempt = (timeoutMs = 5000) => () => sender.send(request(), { timeoutMs });
+  const states = () => changes.map(([, state]) => state);
 
   beforeEach(async () => {
     sink = await startHttpSink();
     sender = createHttpSender({ blockPrivateDestinations: false });
     changes = [];
+    // The reset timers fire only when a test advances them.
+    timers = new ManualTimers();
     breakers = createCircuitBreakers({
       volumeThreshold: 3,
-      resetTimeoutMs: 300,
-      onStateChange: (destinationId, state) => {
-        changes.push([destinationId, state]);
-        changed?.();
-      },
+      resetTimeoutMs: RESET_TIMEOUT_MS,
+      schedule: timers.schedule,
+      onStateChange: (destinationId, state) => changes.push([destinationId, state]),
     });
   });
   afterEach(async () => {
@@ -69,16 +72,17 @@ describe('createCircuitBreakers', () => {
     await sink.close();
   });
 
-  /** Resolves with the next state change (mocha's timeout fails the test if none comes). */
-  function nextChange(): Promise<[string, CircuitState]> {
-    const seen = changes.length;
-    return new Promise((resolve) => {
-      changed = () => {
-        if (changes.length <= seen) return;
-        changed = undefined;
-        resolve(changes[seen]!);
-      };
-    });
+  async function openCircuit(destinationId = 'dst_a'): Promise<void> {
+    sink.setBehaviour([respond(500)]);
+    for (let i = 0; i < 3; i++) await breakers.run(destinationId, attempt());
+    expect(breakers.circuitState(destinationId)).to.equal('open');
+  }
+
+  /** Moves time on to the reset timeout, checking that the circuit is still open a millisecond before. */
+  function reachResetTimeout(destinationId = 'dst_a'): void {
+    timers.advance(RESET_TIMEOUT_MS - 1);
+    expect(breakers.circuitState(destinationId), 'a millisecond before the reset timeout').to.equal('open');
+    timers.advance(1);
   }
 
   it('passes the outcome of each attempt through as data, failed ones included', async () => {
@@ -105,28 +109,69 @@ describe('createCircuitBreakers', () => {
     expect(breakers.circuitState('dst_a')).to.equal('open');
   });
 
-  it('half-opens after resetTimeout and closes when the trial attempt succeeds', async () => {
-    sink.setBehaviour([respond(500)]);
-    for (let i = 0; i < 3; i++) await breakers.run('dst_a', attempt());
-    expect(await nextChange()).to.deep.equal(['dst_a', 'half_open']);
+  it('half-opens exactly at the reset timeout and closes when the trial attempt succeeds', async () => {
+    await openCircuit();
+    reachResetTimeout();
     expect(breakers.circuitState('dst_a')).to.equal('half_open');
+    expect(changes).to.deep.equal([['dst_a', 'open'], ['dst_a', 'half_open']]);
     sink.setBehaviour([respond(200)]);
     const trial = await breakers.run('dst_a', attempt());
     expect(trial.kind === 'sent' && trial.outcome.ok).to.equal(true);
     expect(breakers.circuitState('dst_a')).to.equal('closed');
-    expect(changes.map(([, state]) => state)).to.deep.equal(['open', 'half_open', 'closed']);
+    expect(states()).to.deep.equal(['open', 'half_open', 'closed']);
+    expect(timers.pendingCount, 'no reset left pending').to.equal(0);
   });
 
-  it('lets a single trial through while half open and opens again when it fails', async () => {
-    sink.setBehaviour([respond(500)]);
-    for (let i = 0; i < 3; i++) await breakers.run('dst_a', attempt());
-    await nextChange();
+  it('lets a single trial through while half open, opens again when it fails, and half-opens again a reset timeout later', async () => {
+    await openCircuit();
+    timers.advance(RESET_TIMEOUT_MS);
     sink.setBehaviour([respond(500, { delayMs: 100 })]);
     const [trial, concurrent] = await Promise.all([breakers.run('dst_a', attempt()), breakers.run('dst_a', attempt())]);
     expect(trial.kind === 'sent' && trial.outcome.statusCode).to.equal(500);
     expect(concurrent).to.deep.equal({ kind: 'circuit_open' });
     expect(breakers.circuitState('dst_a')).to.equal('open');
-    expect(changes.map(([, state]) => state)).to.deep.equal(['open', 'half_open', 'open']);
+    expect(states()).to.deep.equal(['open', 'half_open', 'open']);
+    reachResetTimeout();
+    expect(breakers.circuitState('dst_a')).to.equal('half_open');
+  });
+
+  it('counts on in the same rolling window once half open: a failure soon after closing opens it again', async () => {
+    await openCircuit();
+    timers.advance(RESET_TIMEOUT_MS);
+    sink.setBehaviour([respond(200), respond(500)]);
+    await breakers.run('dst_a', attempt());
+    expect(breakers.circuitState('dst_a')).to.equal('closed');
+    // 4 failures in 5 attempts; a fresh window would hold 2 attempts, under the volume threshold of 3.
+    await breakers.run('dst_a', attempt());
+    expect(states()).to.deep.equal(['open', 'half_open', 'closed', 'open']);
+  });
+
+  it('takes on an open state from elsewhere and half-opens it after the reset timeout; a state it has changes nothing', () => {
+    breakers.adopt('dst_a', 'closed');
+    breakers.adopt('dst_a', 'open');
+    breakers.adopt('dst_a', 'open');
+    expect(breakers.circuitState('dst_a')).to.equal('open');
+    reachResetTimeout();
+    expect(breakers.circuitState('dst_a')).to.equal('half_open');
+    expect(states()).to.deep.equal(['open', 'half_open']);
+  });
+
+  it('drops the pending reset when the circuit is closed from elsewhere, forgotten or shut down', async () => {
+    await openCircuit('dst_a');
+    breakers.adopt('dst_b', 'open');
+    breakers.adopt('dst_c', 'open');
+    expect(timers.pendingCount).to.equal(3);
+    breakers.adopt('dst_a', 'closed');
+    breakers.forget('dst_b');
+    expect(timers.pendingCount).to.equal(1);
+    breakers.shutdown();
+    expect(timers.pendingCount).to.equal(0);
+    expect(changes).to.deep.equal([
+      ['dst_a', 'open'],
+      ['dst_b', 'open'],
+      ['dst_c', 'open'],
+      ['dst_a', 'closed'],
+    ]);
   });
 
   it('stays closed on 404s: the destination is up and answering', async () => {

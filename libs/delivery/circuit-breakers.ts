@@ -1,4 +1,5 @@
 import CircuitBreaker from 'opossum';
+import { unrefSchedule, type Schedule } from '../time/schedule.js';
 import type { AttemptOutcome } from './attempt-outcome.js';
 
 export const CIRCUIT_STATES = ['closed', 'open', 'half_open'] as const;
@@ -13,6 +14,8 @@ export interface CircuitBreakersOptions {
   resetTimeoutMs?: number;
   rollingCountTimeoutMs?: number;
   rollingCountBuckets?: number;
+  /** Times the reset (open -> half open); unref'd `setTimeout` by default, as opossum's own was. Tests advance their own. */
+  schedule?: Schedule;
   /** Called on open, half open and close; the deliverer pauses or resumes the destination's topic. */
   onStateChange?: (destinationId: string, state: CircuitState) => void;
 }
@@ -61,31 +64,73 @@ async function guardedAttempt(attempt: () => Promise<AttemptOutcome>): Promise<A
   return outcome;
 }
 
-/** One opossum breaker per destination, created on first use. */
-export function createCircuitBreakers(options: CircuitBreakersOptions = {}): CircuitBreakers {
-  const breakers = new Map<string, CircuitBreaker<[() => Promise<AttemptOutcome>], AttemptOutcome>>();
+type Breaker = CircuitBreaker<[() => Promise<AttemptOutcome>], AttemptOutcome>;
+/** opossum reads `state` ("State Initialization" in its README); @types/opossum does not declare it. */
+type BreakerSettings = CircuitBreaker.Options<[() => Promise<AttemptOutcome>]> & { state?: Partial<CircuitBreaker.State> };
 
-  function breakerFor(destinationId: string) {
-    let breaker = breakers.get(destinationId);
-    if (breaker) return breaker;
-    breaker = new CircuitBreaker(guardedAttempt, {
+/**
+ * opossum's own reset timer, set as far off as `setTimeout` goes (Infinity would fire after 1 ms): the
+ * reset is timed on the injected schedule instead. opossum unrefs its timer and clears it on close and
+ * shutdown.
+ */
+const INERT_RESET_TIMEOUT_MS = 2 ** 31 - 1;
+
+/**
+ * One opossum breaker per destination, created on first use. opossum times the move from open to half
+ * open with a `setTimeout` of its own and has no public way to make it; so the reset runs on `schedule`,
+ * and the destination's breaker is then replaced by one built half open that counts on in the same
+ * rolling window.
+ */
+export function createCircuitBreakers(options: CircuitBreakersOptions = {}): CircuitBreakers {
+  const schedule = options.schedule ?? unrefSchedule;
+  const resetTimeoutMs = options.resetTimeoutMs ?? 30_000;
+  const notify = options.onStateChange;
+  const breakers = new Map<string, Breaker>();
+  /** How to cancel the pending reset of each open circuit. */
+  const resets = new Map<string, () => void>();
+
+  function cancelReset(destinationId: string): void {
+    resets.get(destinationId)?.();
+    resets.delete(destinationId);
+  }
+
+  /** A closed breaker for the destination, or with `opened`, the half-open one that takes over from it. */
+  function build(destinationId: string, opened?: Breaker): Breaker {
+    const settings: BreakerSettings = {
       // The sender enforces the destination's own timeout; a second clock here would only race it.
       timeout: false,
       errorThresholdPercentage: options.errorThresholdPercentage ?? 50,
       volumeThreshold: options.volumeThreshold ?? 5,
-      resetTimeout: options.resetTimeoutMs ?? 30_000,
+      resetTimeout: INERT_RESET_TIMEOUT_MS,
       rollingCountTimeout: options.rollingCountTimeoutMs ?? 60_000,
       rollingCountBuckets: options.rollingCountBuckets ?? 12,
+      ...(opened && { state: { closed: false, halfOpen: true }, status: opened.status }),
+    };
+    const breaker: Breaker = new CircuitBreaker(guardedAttempt, settings);
+    breaker.on('open', () => {
+      resets.set(destinationId, schedule(() => halfOpen(destinationId), resetTimeoutMs));
+      notify?.(destinationId, 'open');
     });
-    const notify = options.onStateChange;
-    if (notify) {
-      breaker.on('open', () => notify(destinationId, 'open'));
-      breaker.on('halfOpen', () => notify(destinationId, 'half_open'));
-      breaker.on('close', () => notify(destinationId, 'closed'));
-    }
+    breaker.on('close', () => {
+      cancelReset(destinationId);
+      notify?.(destinationId, 'closed');
+    });
     breakers.set(destinationId, breaker);
     return breaker;
   }
+
+  function halfOpen(destinationId: string): void {
+    resets.delete(destinationId);
+    const opened = breakers.get(destinationId)!;
+    // Retired unheard (a late answer to a request it let through before opening no longer counts), and
+    // closed to clear opossum's timer: shutdown() would also stop the rolling window its successor keeps.
+    opened.removeAllListeners();
+    opened.close();
+    build(destinationId, opened);
+    notify?.(destinationId, 'half_open');
+  }
+
+  const breakerFor = (destinationId: string) => breakers.get(destinationId) ?? build(destinationId);
 
   return {
     async run(destinationId, attempt) {
@@ -110,10 +155,13 @@ export function createCircuitBreakers(options: CircuitBreakersOptions = {}): Cir
       else breaker.close();
     },
     forget(destinationId) {
+      cancelReset(destinationId);
       breakers.get(destinationId)?.shutdown();
       breakers.delete(destinationId);
     },
     shutdown() {
+      for (const cancel of resets.values()) cancel();
+      resets.clear();
       for (const breaker of breakers.values()) breaker.shutdown();
       breakers.clear();
     },

@@ -60,10 +60,10 @@ export class Collected<T> {
 }
 
 export interface HarnessOptions {
-  breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange'>;
+  breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange' | 'schedule'>;
   maxInFlight?: number;
   maxInFlightPerSource?: number;
-  /** The deliverer's and the log's clock and the timers of the deliverer's pauses, for a test that moves time on itself (ManualTimers). */
+  /** The deliverer's and the log's clock and the timers of the deliverer's pauses and breakers, for a test that moves time on itself (ManualTimers). */
   now?: () => number;
   schedule?: Schedule;
 }
