@@ -2,7 +2,7 @@
  * Open-loop soak of a whole relay: can it keep up with a source sending at a plan's rate?
  *
  *   node --import tsx bench/soak/bench-soak.ts [--rates 1000,2000,3000,4000,6000] [--seconds 20] [--sources 1]
- *        [--postgres] [--kafka] [--split] [--env NAME=VALUE ...] [--cpu-prof] [--all-rates]
+ *        [--postgres] [--kafka] [--split] [--env NAME=VALUE ...] [--cpu-prof] [--all-rates] [--timeline]
  *
  * The relay runs what `npm start` runs (the bench builds `dist/` first and starts `dist/apps/relay/main.js`
  * with a fresh data directory), all roles in one process; `--split` runs api, gateway, router, deliverer and
@@ -19,7 +19,8 @@
  * minus the scheduled moment), the relay's peak RSS and its CPU time per event (load and drain). A rate is
  * sustained when every request was acknowledged, >= 98% of the offered rate was delivered during the load,
  * ingest -> delivery p99 <= 1 s and every acknowledged event arrived. Stepping stops at the first rate not
- * sustained (`--all-rates` goes on). The last line names the highest rate sustained.
+ * sustained (`--all-rates` goes on). The last line names the highest rate sustained. `--timeline` adds,
+ * per rate, the slowest ingest answer of each second of the load: where in the run a p99 comes from.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -59,6 +60,7 @@ const { values: args } = parseArgs({
     env: { type: 'string', multiple: true, default: [] },
     'cpu-prof': { type: 'boolean', default: false },
     'all-rates': { type: 'boolean', default: false },
+    timeline: { type: 'boolean', default: false },
   },
 });
 const rates = args.rates.split(',').map(Number);
@@ -200,6 +202,16 @@ async function bareLine(): Promise<void> {
   console.log(`bare node:http, ${BARE_SECONDS} s per rate, answer latency from the schedule: ${figures.join('; ')}; cpu ${report.cpuMicrosPerRequest.toFixed(0)} us/req`);
 }
 
+/** The slowest answer (from its scheduled moment) of each second of the load. */
+function timeline(outcomes: readonly Outcome[], loadStartedAt: number): string {
+  const slowest: number[] = [];
+  for (const outcome of outcomes) {
+    const second = Math.floor((outcome.scheduledAt - loadStartedAt) / 1000);
+    slowest[second] = Math.max(slowest[second] ?? 0, outcome.answeredAt - outcome.scheduledAt);
+  }
+  return `slowest ingest answer per second: ${slowest.map((latency, second) => `${second}s ${latency.toFixed(0)} ms`).join(', ')}`;
+}
+
 interface Step {
   rate: number;
   sustained: boolean;
@@ -217,7 +229,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const loadStartedAt = now();
   const outcomes = await runOpenLoop({ rate, seconds, send: webhookSender(deployment.ingestUrl, paths, dispatcher) });
   const loadEndedAt = now();
-  if (process.env.SOAK_TIMELINE) { const per = new Map<number, number>(); for (const o of outcomes) { const sec = Math.floor((o.scheduledAt - loadStartedAt) / 1000); per.set(sec, Math.max(per.get(sec) ?? 0, o.answeredAt - o.scheduledAt)); } console.log('timeline max ms per second:', [...per].map(([k, v]) => `${k}:${v.toFixed(0)}`).join(' ')); }
+  if (args.timeline) console.log(`      ${timeline(outcomes, loadStartedAt)}`);
   // The load ends with its last scheduled request; answers may still be on their way then.
   const deliveredDuringLoad = (await sink.counts()).total - deliveredBefore;
   const acknowledged = outcomes.filter((outcome) => outcome.status === 200 && outcome.eventId);
