@@ -142,8 +142,10 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       const second = new Probe(restarted, { groupId, topics: [topic] });
       await second.start();
       await waitFor('the five new records', () => second.handled.length === 5, isTrue, CONTRACT_WAIT_MS, 10);
-      await sleep(300);
-      expect(sortedValues(second.records)).to.deep.equal(['after0', 'after1', 'after2', 'after3', 'after4']);
+      // A replayed record would come before a later one of its key: once these are in, nothing else is due.
+      await restarted.producer().send(topic, range(5).map((i) => message(`k${i}`, `later${i}`)));
+      await waitFor('the five later records', () => second.handled.length === 10, isTrue, CONTRACT_WAIT_MS, 10);
+      expect(sortedValues(second.records)).to.deep.equal([...range(5).map((i) => `after${i}`), ...range(5).map((i) => `later${i}`)]);
     });
 
     it('holds a paused topic while other topics keep flowing, and delivers it after resume', async function () {
@@ -156,7 +158,9 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       await broker.producer().send(held, range(4).map((i) => message(`k${i}`, `held${i}`)));
       await broker.producer().send(flowing, range(4).map((i) => message(`k${i}`, `flowing${i}`)));
       await waitFor('the unpaused topic', () => probe.recordsOf(flowing).length === 4, isTrue, CONTRACT_WAIT_MS, 10);
-      await sleep(500);
+      // Fetched after the held records were written: a held topic that was not held would be in by then.
+      await broker.producer().send(flowing, range(4).map((i) => message(`k${i}`, `flowing-later${i}`)));
+      await waitFor('the unpaused topic\'s later records', () => probe.recordsOf(flowing).length === 8, isTrue, CONTRACT_WAIT_MS, 10);
       expect(probe.recordsOf(held)).to.have.length(0);
       probe.consumer.resume(held);
       await waitFor('the resumed topic', () => probe.recordsOf(held).length === 4, isTrue, CONTRACT_WAIT_MS, 10);
@@ -172,7 +176,9 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       probe.consumer.pause(topic, [0]);
       await broker.producer().send(topic, [message(heldKey, 'held'), message(flowingKey, 'flowing')]);
       await waitFor('the unpaused partition', () => probe.records.some((record) => record.partition === 1), isTrue, CONTRACT_WAIT_MS, 10);
-      await sleep(500);
+      // Fetched after the held record was written: a partition that was not held would be in by then.
+      await broker.producer().send(topic, [message(flowingKey, 'flowing-later')]);
+      await waitFor('the unpaused partition\'s later record', () => probe.records.filter((record) => record.partition === 1).length === 2, isTrue, CONTRACT_WAIT_MS, 10);
       expect(probe.records.filter((record) => record.partition === 0)).to.have.length(0);
       probe.consumer.resume(topic, [0]);
       await waitFor('the resumed partition', () => probe.records.some((record) => record.partition === 0), isTrue, CONTRACT_WAIT_MS, 10);
@@ -193,9 +199,13 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       await probe.start();
       await broker.producer().send(topic, range(5).map((i) => message(key, `m${i}`)));
       await waitFor('the pausing batch', () => paused, isTrue, CONTRACT_WAIT_MS, 10);
-      await sleep(300);
-      const lag = (await broker.admin().lag(groupId, [topic])).find((entry) => entry.partition === 2)!;
-      expect(lag.lag).to.equal(3);
+      await waitFor(
+        'the handled prefix committed',
+        async () => (await broker.admin().lag(groupId, [topic])).find((entry) => entry.partition === 2)?.lag,
+        (lag) => lag === 3,
+        CONTRACT_WAIT_MS,
+        10,
+      );
       expect(probe.handled.map((record) => record.value.toString())).to.deep.equal(['m0', 'm1']);
       probe.consumer.resume(topic, [2]);
       await waitFor('the rest after resume', () => probe.handled.length === 5, isTrue, CONTRACT_WAIT_MS, 10);
@@ -252,8 +262,11 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       await waitFor('both consumers to own partitions', ownPartitions, isTrue, CONTRACT_WAIT_MS, 10);
       await broker.producer().send(topic, range(100).map((i) => message(`key-${i}`, `m${i}`)));
       await waitFor('all records', () => one.handled.length + two.handled.length >= 100, isTrue, CONTRACT_WAIT_MS, 10);
-      await sleep(300);
-      const all = [...one.records, ...two.records];
+      // A record handed out twice would come again before a later one of its partition: once one per
+      // partition is in, nothing else is due.
+      await broker.producer().send(topic, range(PARTITIONS).map((partition) => message(keyFor(partition, PARTITIONS), `later${partition}`)));
+      await waitFor('a later record on every partition', () => one.handled.length + two.handled.length >= 100 + PARTITIONS, isTrue, CONTRACT_WAIT_MS, 10);
+      const all = [...one.records, ...two.records].filter((record) => !record.value.toString().startsWith('later'));
       expect(all).to.have.length(100);
       expect(new Set(all.map((record) => record.value.toString())).size).to.equal(100);
       expect(one.records.length).to.be.greaterThan(0);
@@ -362,8 +375,4 @@ function sortedValues(records: BrokerRecord[]): string[] {
 /** A key that the default partitioner sends to `partition`. */
 function keyFor(partition: number, partitions: number): string {
   for (let i = 0; ; i++) if (partitionFor(`key-${i}`, partitions) === partition) return `key-${i}`;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
