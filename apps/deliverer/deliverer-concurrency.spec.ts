@@ -6,6 +6,7 @@ import { createLogger } from '../../libs/logging/logger.js';
 import { respond, startHttpSink, type HttpSink, type RecordedRequest } from '../../libs/testing/http-sink.js';
 import { createDeliverer } from './deliverer.js';
 import { startDelivererHarness, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
+import { createHandedOverAttempts } from '../../libs/store/handed-over-attempts.js';
 import { createSqlSourceLines } from './source-lines.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import { destinationTopic } from '../../libs/pipeline/topology.js';
@@ -89,6 +90,7 @@ describe('deliverer: concurrency', function () {
         metrics: h.metrics,
         gone: h.gone,
         lines: createSqlSourceLines(h.store.sql),
+        handedOverAttempts: createHandedOverAttempts(h.store.sql),
         logger: createLogger({ level: 'silent' }),
         jitter: 0,
       };

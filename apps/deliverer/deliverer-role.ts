@@ -2,6 +2,7 @@ import { pipelineThreadCount } from '../../libs/config/config.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
+import { createHandedOverAttempts } from '../../libs/store/handed-over-attempts.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { DELIVERER_GROUP, DESTINATION_PARTITIONS, destinationTopic, FRESH_GROUP, RETRY_GROUP } from '../../libs/pipeline/topology.js';
 import { createDeliverer } from './deliverer.js';
@@ -18,6 +19,7 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
     metrics,
     gone: createGoneDestinations(store.sql, announce),
     lines: createSqlSourceLines(store.sql),
+    handedOverAttempts: createHandedOverAttempts(store.sql),
     logger,
     jitter: config.retryJitter,
     maxInFlightPerSource: config.maxInFlightPerSource,

@@ -4,6 +4,7 @@ import { DEFAULT_CONNECTIONS_PER_ORIGIN, type HttpSender } from '../../libs/deli
 import { createDestinationRateLimiters, createSharedRateLimiters, type SharedWindows } from '../../libs/delivery/token-bucket.js';
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
+import type { HandedOverAttempts } from '../../libs/store/handed-over-attempts.js';
 import type { ConfigChange } from '../../libs/pipeline/config-change.js';
 import { createAttemptReporter } from './attempt-reporter.js';
 import { createCachedLookup } from './cached-lookup.js';
@@ -42,6 +43,8 @@ export interface DelivererOptions {
   gone: GoneDestinations;
   /** The lines of ordered destinations (`ordering: "source"`): `createSqlSourceLines(sql)`. */
   lines: SourceLines;
+  /** Where every deliverer marks the relay.fresh jobs it attempted after handing them over: `createHandedOverAttempts(sql)`. */
+  handedOverAttempts: Pick<HandedOverAttempts, 'record' | 'attempted'>;
   logger: DelivererLogger;
   /** Fraction of each retry delay added or removed at random (`RELAY_RETRY_JITTER`). */
   jitter: number;
@@ -123,7 +126,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     throw new RangeError(`maxInFlightPerSource must be an integer from 1 to maxInFlightPerDestination (${maxInFlightPerDestination}), got ${maxInFlightPerSource}`);
   }
   const inFlight = createInFlightLimits({ maxInFlight: options.maxInFlight ?? 256, maxInFlightPerDestination, metrics });
-  const handedOver = new HandedOverJobs({ now, keepMs: HANDED_OVER_KEEP_MS });
+  const handedOver = new HandedOverJobs({ now, keepMs: HANDED_OVER_KEEP_MS, marks: options.handedOverAttempts, logger });
   const reporter = createAttemptReporter({
     producer: broker.producer(),
     metrics,
@@ -182,7 +185,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       const ownTopics = new Set([...RETRY_TIER_TOPICS, DEAD_LETTER_TOPIC, FRESH_DESTINATIONS_TOPIC]);
       await broker.admin().ensureTopics(CORE_TOPICS.filter(({ topic }) => ownTopics.has(topic)));
       // The handlers pause their own consumer, so they are made once it exists (before it starts).
-      let handleDestinationBatch: ((batch: RecordBatch) => Promise<BatchOutcome>) | undefined;
+      let handleDestinationBatch: ((batch: RecordBatch, startBy?: number) => Promise<BatchOutcome>) | undefined;
       let handleRetryBatch: ((batch: RecordBatch) => Promise<BatchOutcome>) | undefined;
       let handleFreshBatch: ((batch: RecordBatch) => Promise<void>) | undefined;
       const destinations = broker.consumer({
@@ -239,6 +242,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         handedOver,
         maxRecordsInFlightPerDestination: FRESH_RECORDS_PER_PLACE * maxInFlightPerDestination,
         logger,
+        now,
       });
       handleRetryBatch = createRetryTierHandler({ producer: broker.producer(), reporter, holds: retryHolds, now, stopping: isStopping });
       running = { destinations, destinationHolds, fresh, retries, retryHolds };

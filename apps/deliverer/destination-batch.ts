@@ -12,7 +12,7 @@ import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { AttemptReporter } from './attempt-reporter.js';
 import { KeyedConcurrencyLimits } from '../../libs/concurrency/concurrency-limit.js';
 import type { DeliveryTarget } from '../../libs/delivery/delivery-lookup.js';
-import { HANDED_OVER_HEADER, handOverKey, type HandedOverJobs } from './handed-over-jobs.js';
+import { handedOverAt, handOverDeadline, handOverKey, type HandedOverJobs, type HandOverOutcome } from './handed-over-jobs.js';
 import type { CachedLookup } from './cached-lookup.js';
 import type { InFlightLimits } from './in-flight-limits.js';
 import type { PauseHolds } from './pause-holds.js';
@@ -48,8 +48,8 @@ export interface DestinationBatchDeps {
   maxInFlightPerSource: number;
   /** Opens bodies sealed in the log (jobs of sources with `encryptFields`). */
   secrets: SecretBox;
-  /** Jobs whose attempts relay.fresh started here; their copies in this topic are not sent again. */
-  handedOver: Pick<HandedOverJobs, 'outcome'>;
+  /** Jobs whose attempts relay.fresh started (here, or marked by any deliverer); their copies in this topic are not sent again. */
+  handedOver: Pick<HandedOverJobs, 'outcome' | 'attemptedElsewhere'>;
 }
 
 type TaskResult = 'done' | 'circuit_open';
@@ -61,6 +61,21 @@ interface Launch {
 }
 
 const STOP: Launch = { stop: true };
+const DONE: Launch = { task: Promise.resolve('done'), stop: false };
+const NONE = new Set<string>();
+
+/** The hand-over keys of the copies among `records`. */
+function copyKeys(records: readonly BrokerRecord[]): string[] {
+  return records.flatMap((record) => {
+    if (handedOverAt(record) === undefined) return [];
+    try {
+      return [handOverKey(decodeDeliveryJob(record).job)];
+    } catch {
+      // Unreadable: launch sends it to relay.dead.
+      return [];
+    }
+  });
+}
 
 function providerHeadersOf(job: DeliveryJob): Record<string, string> {
   return Object.fromEntries(Object.entries(job.providerHeaders).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
@@ -85,6 +100,12 @@ type SourceWindows = KeyedConcurrencyLimits<string | null>;
  * `{handled: n}` for the records started before it, once their attempts are published; the rest is
  * delivered again after the resume. Since only a prefix is ever started, the committed prefix is
  * exactly the work done, and a wait never costs a job one of its retries.
+ *
+ * A copy of a job handed over from relay.fresh (fresh-destinations.ts) is dropped when its original was
+ * attempted: known in this process, or marked in the store by the deliverer that attempted it. Not
+ * known yet, it may still be in flight there: it goes through the retry tiers to be looked at again at
+ * its deadline (`handOverDeadline`), and is sent then if still unmarked. So a copy is sent once its
+ * original certainly was not attempted, whichever deliverer reads it, and is never lost.
  */
 export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
   function holdForOpenCircuit(topic: string, destinationId: string): void {
@@ -124,7 +145,7 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
     };
   }
 
-  async function launch(batch: RecordBatch, record: BrokerRecord, windows: SourceWindows): Promise<Launch> {
+  async function launch(batch: RecordBatch, record: BrokerRecord, windows: SourceWindows, marked: ReadonlySet<string>, startBy?: number): Promise<Launch> {
     if (deps.stopping()) return STOP;
     const topic = batch.topic;
     /** A record that cannot be delivered for a reason of its own goes to relay.dead; the batch goes on. */
@@ -140,8 +161,12 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
       return poisoned(error);
     }
     const { job, body } = decoded;
-    if (record.headers[HANDED_OVER_HEADER] !== undefined && (await deps.handedOver.outcome(handOverKey(job))) === 'attempted') {
-      return { task: Promise.resolve('done'), stop: false };
+    const copiedAt = handedOverAt(record);
+    let outcome: HandOverOutcome | undefined;
+    if (copiedAt !== undefined) {
+      const key = handOverKey(job);
+      outcome = marked.has(key) ? 'attempted' : await deps.handedOver.outcome(key);
+      if (outcome === 'attempted') return DONE;
     }
     const target = await deps.lookup.destination(job.orgId, job.destinationId);
     if (!target) {
@@ -152,12 +177,17 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
       deps.holds.hold({ topic }, HOLD.disabled, deps.disabledRecheckMs);
       return STOP;
     }
+    if (outcome === 'unknown') {
+      const deadline = handOverDeadline(copiedAt!, target.timeoutMs);
+      if (deps.now() < deadline) return { task: deps.reporter.recheckCopy(job, body, record.headers, deadline).then(() => 'done'), stop: false };
+    }
     // Kept in the store behind its source's head, or done before a crash: either way nothing to send now.
     if (target.ordering === 'source' && (await deps.lines.admit(job, body)) !== 'send') return { task: Promise.resolve('done'), stop: false };
     // Looked up only for a job published before jobs carried it.
     const sourceSlug = job.sourceSlug ?? (await deps.lookup.sourceSlug(job.orgId, job.sourceId)) ?? undefined;
     const release = await placesFor(record, target.id, windows);
-    if (deps.stopping()) {
+    // Past `startBy` a handed-over job is left to its copy, which another deliverer may already wait to send.
+    if (deps.stopping() || (startBy !== undefined && deps.now() > startBy)) {
       release();
       return STOP;
     }
@@ -206,13 +236,17 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
     return { task, stop: result !== 'done' };
   }
 
-  return async function handleDestinationBatch(batch: RecordBatch): Promise<BatchOutcome> {
+  /** `startBy`: the records of a hand-over from relay.fresh are started until then only. */
+  return async function handleDestinationBatch(batch: RecordBatch, startBy?: number): Promise<BatchOutcome> {
     const tasks: Promise<TaskResult>[] = [];
     const windows: SourceWindows = new KeyedConcurrencyLimits(deps.maxInFlightPerSource);
+    const copies = copyKeys(batch.records);
+    // One store read for the batch's copies, rather than one per copy in launch order.
+    const marked = copies.length > 0 ? await deps.handedOver.attemptedElsewhere(copies) : NONE;
     let launchError: unknown;
     try {
       for (const record of batch.records) {
-        const { task, stop } = await launch(batch, record, windows);
+        const { task, stop } = await launch(batch, record, windows, marked, startBy);
         if (task) {
           // Observed below, once every record is started; until then a failure must not count as unhandled.
           task.catch(() => undefined);

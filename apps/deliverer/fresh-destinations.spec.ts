@@ -1,9 +1,21 @@
 import { expect } from 'chai';
 import { partitionFor } from '../../libs/broker/partitioner.js';
-import { deliveryJobMessage, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { newId } from '../../libs/ids/ids.js';
+import { deliveryJobMessage, encodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { hang, respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { eachTestDelivererAndSink, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
-import { FRESH_DESTINATIONS_PARTITIONS, FRESH_DESTINATIONS_TOPIC } from '../../libs/pipeline/topology.js';
+import { ManualTimers } from '../../libs/testing/manual-timers.js';
+import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
+import {
+  DELIVERER_GROUP,
+  DESTINATION_PARTITIONS,
+  destinationTopic,
+  FRESH_DESTINATIONS_PARTITIONS,
+  FRESH_DESTINATIONS_TOPIC,
+  RETRY_GROUP,
+  RETRY_TIER_TOPICS,
+} from '../../libs/pipeline/topology.js';
+import { HANDED_OVER_HEADER, handOverDeadline } from './handed-over-jobs.js';
 
 /** Publishes a first attempt to relay.fresh, as the router does for a destination created just now. */
 async function publishFreshJob(h: DelivererHarness, destinationId: string, overrides: Partial<DeliveryJob> = {}): Promise<DeliveryJob> {
@@ -82,5 +94,69 @@ describe('deliverer: new destinations through relay.fresh', function () {
     } finally {
       await slow.close();
     }
+  });
+});
+
+describe('deliverer: copies of jobs handed over by another deliverer', function () {
+  // The deliverers' and the log's clock, so a copy's second look comes when the test moves time past its deadline.
+  let timers: ManualTimers;
+  const t = eachTestDelivererAndSink(() => {
+    timers = new ManualTimers(Date.now());
+    return { now: timers.now, schedule: timers.schedule };
+  });
+
+  /** A source id for each partition of a destination topic (copies are keyed by source). */
+  function sourceOnEachPartition(): string[] {
+    const sources = new Map<number, string>();
+    while (sources.size < DESTINATION_PARTITIONS) {
+      const id = newId('src');
+      sources.set(partitionFor(id, DESTINATION_PARTITIONS), id);
+    }
+    return [...sources.values()];
+  }
+
+  async function consumed(groupId: string, topics: readonly string[]): Promise<boolean> {
+    const lag = await t.h.broker.admin().lag(groupId, [...topics]);
+    return lag.every((partition) => partition.lag === 0);
+  }
+
+  it('sends each job once when the copies are read by the deliverer that did not hand them over', async function () {
+    const destination = await t.h.addDestination({ url: t.sink.url });
+    const topic = destinationTopic(destination.id);
+    // Both in each group: relay.fresh's partition goes to one, the destination topic's partitions are shared,
+    // so the copies of some sources are read by the deliverer that did not attempt their originals.
+    const another = await t.h.startAnotherDeliverer();
+    const jobs: DeliveryJob[] = [];
+    for (const sourceId of sourceOnEachPartition()) {
+      for (let n = 0; n < 2; n += 1) jobs.push(await publishFreshJob(t.h, destination.id, { sourceId, sourceSlug: 'shop-events' }));
+    }
+    await t.h.attempts.waitFor(jobs.length, (attempt) => attempt.destinationId === destination.id);
+    // Every copy read: dropped, sent, or moved to a retry tier to be looked at again at its deadline.
+    await waitFor('the copies read', () => consumed(DELIVERER_GROUP, [topic]), isTrue, 5000, 10);
+    timers.advance(handOverDeadline(0, destination.timeoutMs));
+    await waitFor('the copies looked at again', async () => (await consumed(RETRY_GROUP, RETRY_TIER_TOPICS)) && consumed(DELIVERER_GROUP, [topic]), isTrue, 5000, 10);
+
+    const sent = t.sink.requests.map((request) => JSON.parse(request.body.toString()).deliveryId as string);
+    expect(sent.sort()).to.deep.equal(jobs.map((job) => job.deliveryId).sort());
+    expect(t.h.requestsSent(t.h.deliverer) + t.h.requestsSent(another)).to.equal(jobs.length);
+    const attempts = t.h.attempts.items.filter((attempt) => attempt.destinationId === destination.id);
+    expect(attempts).to.have.length(jobs.length);
+  });
+
+  it('sends a copy whose original was never attempted (its deliverer died after handing it over) at its deadline, not before', async function () {
+    const destination = await t.h.addDestination({ url: t.sink.url });
+    const topic = destinationTopic(destination.id);
+    const job = t.h.jobFor(destination.id);
+    const handedOverAt = timers.now();
+    const copy = encodeDeliveryJob(job, Buffer.from(JSON.stringify({ deliveryId: job.deliveryId })));
+    await t.h.broker.producer().send(topic, [{ ...copy, headers: { ...copy.headers, [HANDED_OVER_HEADER]: String(handedOverAt) } }]);
+    await waitFor('the copy read', () => consumed(DELIVERER_GROUP, [topic]), isTrue, 5000, 10);
+    expect(await consumed(RETRY_GROUP, RETRY_TIER_TOPICS), 'waiting in a retry tier').to.equal(false);
+    expect(t.sink.requests).to.have.length(0);
+
+    timers.advance(handOverDeadline(0, destination.timeoutMs));
+    const [attempt] = await t.h.attemptsOf(job.deliveryId, 1);
+    expect(attempt).to.include({ attemptNumber: 1, deliveryStatus: 'delivered', startedAt: handOverDeadline(handedOverAt, destination.timeoutMs) });
+    expect(t.sink.requests).to.have.length(1);
   });
 });

@@ -1,13 +1,16 @@
 import type { BatchOutcome, BrokerRecord, OutgoingMessage, Producer, RecordBatch } from '../../libs/broker/broker.js';
 import { decodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import type { DelivererLogger } from './destination-batch.js';
-import { HANDED_OVER_HEADER, handOverKey, type HandedOverJobs } from './handed-over-jobs.js';
+import { HAND_OVER_START_MS, HANDED_OVER_HEADER, handOverKey, type HandedOverJobs } from './handed-over-jobs.js';
 import { destinationTopic } from '../../libs/pipeline/topology.js';
 
 
 export interface FreshDestinationsDeps {
-  /** The destination topics' handler: it sees each destination's records as a batch of that destination's topic. */
-  handleDestinationBatch(batch: RecordBatch): Promise<BatchOutcome>;
+  /**
+   * The destination topics' handler: it sees each destination's records as a batch of that destination's
+   * topic, starting none after `startBy`.
+   */
+  handleDestinationBatch(batch: RecordBatch, startBy?: number): Promise<BatchOutcome>;
   producer: Pick<Producer, 'send'>;
   handedOver: HandedOverJobs;
   /**
@@ -16,6 +19,7 @@ export interface FreshDestinationsDeps {
    */
   maxRecordsInFlightPerDestination: number;
   logger: DelivererLogger;
+  now: () => number;
 }
 
 /**
@@ -24,8 +28,9 @@ export interface FreshDestinationsDeps {
  * copied to the destination's own topic, marked as handed over, and then handled in the background as a
  * batch of that topic, so relay.fresh's offset moves on without waiting for any answer: a hanging new
  * destination holds up no other. The copies are the durable record of the work (a crash or a stop costs
- * at most a duplicate); each copy, when its topic is read, asks `handedOver` and is dropped if its
- * original was attempted here, sent if it was not (held destination, shutdown) or is not known here.
+ * at most a duplicate). Each copy carries the time it was handed over and, when its topic is read by
+ * whichever deliverer, is dropped if its original was attempted (known here, or marked in the store),
+ * sent if it was not, and looked at again at its deadline when not yet known (destination-batch.ts).
  */
 export function createFreshDestinationsHandler(deps: FreshDestinationsDeps) {
   return async function handleFreshBatch(batch: RecordBatch): Promise<void> {
@@ -49,22 +54,23 @@ export function createFreshDestinationsHandler(deps: FreshDestinationsDeps) {
         part.keys.push(key);
       } else parts.set(topic, { records: [asInItsTopic], keys: [key] });
     }
+    const handedOverAt = deps.now();
     await Promise.all(
       [...parts].map(async ([topic, { records, keys }]) => {
         if (deps.handedOver.recordsInFlight(topic) + records.length > deps.maxRecordsInFlightPerDestination) {
-          await deps.producer.send(topic, records.map((record) => copyOf(record, false)));
+          await deps.producer.send(topic, records.map((record) => copyOf(record)));
           return;
         }
         const part = deps.handedOver.begin(topic, keys);
         try {
-          await deps.producer.send(topic, records.map((record) => copyOf(record, true)));
+          await deps.producer.send(topic, records.map((record) => copyOf(record, handedOverAt)));
         } catch (error) {
           part.abandon();
           throw error;
         }
         // Copied first, so every job taken off relay.fresh is in its own topic as well.
         part.run(
-          deps.handleDestinationBatch({ topic, partition: batch.partition, records }).then(
+          deps.handleDestinationBatch({ topic, partition: batch.partition, records }, handedOverAt + HAND_OVER_START_MS).then(
             ({ handled }) => handled,
             (error: unknown) => {
               deps.logger.warn({ topic, err: error }, 'Jobs handed over from relay.fresh failed here; their copies are sent from their own topic');
@@ -79,8 +85,9 @@ export function createFreshDestinationsHandler(deps: FreshDestinationsDeps) {
   };
 }
 
-function copyOf({ key, value, headers }: BrokerRecord, handedOver: boolean): OutgoingMessage {
-  return { key, value, headers: handedOver ? { ...headers, [HANDED_OVER_HEADER]: '1' } : headers };
+/** A job moved to its own topic unattempted has no hand-over time: its copy is simply sent. */
+function copyOf({ key, value, headers }: BrokerRecord, handedOverAt?: number): OutgoingMessage {
+  return { key, value, headers: handedOverAt === undefined ? headers : { ...headers, [HANDED_OVER_HEADER]: String(handedOverAt) } };
 }
 
 function readJob(record: BrokerRecord): DeliveryJob | undefined {

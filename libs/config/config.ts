@@ -15,7 +15,7 @@ export interface Config {
   role: Role;
   /**
    * RELAY_THREADS: threads a process of role `all` runs on (default: the machine's cores). Past one, the
-   * router, deliverer and recorder run on threads of their own beside the gateway and API's (on Kafka, one).
+   * router, deliverer and recorder run on threads of their own beside the gateway and API's.
    */
   threads: number;
   dataDir: string;
@@ -50,13 +50,10 @@ export interface Config {
 
 /**
  * Threads of their own for the router, deliverer and recorder: a process of role `all` with more than one
- * thread has them. On Kafka at most one: a job a deliverer hands over from relay.fresh is known as handed
- * over only to that deliverer, so a second one reading the copy would send it again (issue 16's note).
+ * thread has them, on either broker (the deliverers share what they hand over from relay.fresh through
+ * the store, apps/deliverer/handed-over-jobs.ts).
  */
-export const pipelineThreadCount = (config: Pick<Config, 'role' | 'threads' | 'kafkaBrokers'>): number => {
-  if (config.role !== 'all') return 0;
-  return config.kafkaBrokers ? Math.min(1, config.threads - 1) : config.threads - 1;
-};
+export const pipelineThreadCount = (config: Pick<Config, 'role' | 'threads'>): number => (config.role === 'all' ? config.threads - 1 : 0);
 
 type Env = Record<string, string | undefined>;
 

@@ -19,6 +19,7 @@ import { EventCounts1795305600009 } from './migrations/0010-event-counts.js';
 import { RouteFiltersOrderingReplays1795305600010 } from './migrations/0011-route-filters-ordering-replays.js';
 import { SearchIndexer1795305600011 } from './migrations/0012-search-indexer.js';
 import { ReplaySnapshotChunks1795305600013 } from './migrations/0014-replay-snapshot-chunks.js';
+import { HandedOverAttempts1795305600014 } from './migrations/0015-handed-over-attempts.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -43,6 +44,7 @@ export const FOUNDATION_MIGRATIONS = [
   RouteFiltersOrderingReplays1795305600010,
   SearchIndexer1795305600011,
   ReplaySnapshotChunks1795305600013,
+  HandedOverAttempts1795305600014,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';
