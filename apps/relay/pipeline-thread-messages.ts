@@ -5,7 +5,7 @@ import type { Config } from '../../libs/config/config.js';
 export interface PipelineThreadData {
   config: Config;
   index: number;
-  /** The main thread's logger level, so tests that silence it silence the threads too. */
+  /** The main thread's logger level: lines it would drop are not even posted to it. */
   logLevel: Config['logLevel'];
   /** On the embedded log: the port the main thread serves its broker on. */
   brokerPort?: MessagePort;
@@ -19,4 +19,9 @@ export type ThreadReply =
   | { type: 'ready' }
   | { type: 'failed'; message: string }
   | { type: 'pong'; id: number }
-  | { type: 'metrics'; id: number; metrics: unknown };
+  | { type: 'metrics'; id: number; metrics: unknown }
+  /** A line the thread's logger wrote, logged again through the main thread's (thread-log.ts). */
+  | { type: 'log'; line: string };
+
+/** The replies that answer a request (by its id). */
+export type ThreadAnswer = Extract<ThreadReply, { id: number }>;

@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { connectPortBroker } from '../../libs/broker/thread/port-broker.js';
 import { createLogger } from '../../libs/logging/logger.js';
+import { postedLines } from '../../libs/logging/thread-log.js';
 import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import type { PipelineThreadData, ThreadReply, ThreadRequest } from './pipeline-thread-messages.js';
 import { closerStack, configGroupOf, openBackends, roleBuilders, startRoles } from './relay.js';
@@ -15,7 +16,8 @@ const port = parentPort!;
 const reply = (message: ThreadReply) => port.postMessage(message);
 // Structured cloning turns a Buffer into a Uint8Array.
 const config = { ...data.config, encryptionKey: data.config.encryptionKey && Buffer.from(data.config.encryptionKey) };
-const logger = createLogger({ level: data.logLevel }).child({ thread: `pipeline-${data.index}` });
+// The main thread names this thread in each line and writes it where its own lines go.
+const logger = createLogger({ level: data.logLevel, destination: postedLines((line) => reply({ type: 'log', line })) });
 const metrics = createRelayMetrics({ defaultMetrics: false });
 const closers = closerStack(logger);
 

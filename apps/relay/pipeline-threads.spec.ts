@@ -1,6 +1,8 @@
+import type { Worker } from 'node:worker_threads';
 import { expect } from 'chai';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { ManualTimers } from '../../libs/testing/manual-timers.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
 import { startRelayHarness, type RelayHarness } from '../../libs/testing/relay-harness.js';
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
@@ -11,11 +13,16 @@ describeEachBackend('a relay on pipeline threads', (target) => {
   const settleMs = target.name.includes('Kafka') ? 40_000 : 10_000;
   let harness: RelayHarness;
   let sink: HttpSink;
+  const restarts = new ManualTimers();
+  /** Each pipeline thread's current worker, by thread index. */
+  const workers = new Map<number, Worker>();
 
   before(async function () {
     this.timeout(90_000);
     sink = await startHttpSink([respond(200)]);
-    harness = await startRelayHarness(this, target, { RELAY_THREADS: '3' });
+    harness = await startRelayHarness(this, target, { RELAY_THREADS: '3' }, {
+      pipelineThreads: { schedule: restarts.schedule, onThreadStart: ({ index, worker }) => void workers.set(index, worker) },
+    });
   });
 
   after(async function () {
@@ -29,9 +36,9 @@ describeEachBackend('a relay on pipeline threads', (target) => {
   });
 
   /** `slugs.length` sources routed to one new destination (with the shortest timeout, so a copy's deadline comes soon). */
-  async function routedSources(slugs: string[]) {
+  async function routedSources(slugs: string[], url = sink.url) {
     const { api } = harness;
-    const destination = await api('POST', '/api/destinations', { body: { name: 'threaded receiver', url: sink.url, timeoutMs: 1000 } });
+    const destination = await api('POST', '/api/destinations', { body: { name: 'threaded receiver', url, timeoutMs: 1000 } });
     for (const slug of slugs) {
       const source = await api('POST', '/api/sources', { body: { name: slug, slug } });
       expect((await api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: destination.body.id } })).status).to.equal(201);
@@ -79,5 +86,34 @@ describeEachBackend('a relay on pipeline threads', (target) => {
   it('is ready when the store, the broker and every pipeline thread answer', async () => {
     const response = await fetch(`${harness.relay.url}/readyz`);
     expect(response.status, await response.text()).to.equal(200);
+  });
+
+  it('starts a thread that ended on its own again 1 s later; the new ones answer /readyz and deliver what arrived meanwhile', async () => {
+    const receiver = await startHttpSink([respond(200)]);
+    try {
+      await routedSources(['restarted'], receiver.url);
+      const ended = [...workers.values()];
+      await Promise.all(ended.map((worker) => worker.terminate()));
+      const readyz = () => fetch(`${harness.relay.url}/readyz`);
+      const down = await waitFor('/readyz refusing while the threads are down', readyz, (response) => response.status === 503, settleMs);
+      expect(((await down.json()) as { details: unknown }).details).to.deep.equal([{ field: 'pipeline threads', message: 'not reachable' }]);
+      // The main thread still takes webhooks: they wait in the log for the threads to come back.
+      for (let n = 0; n < 5; n += 1) {
+        const response = await harness.api('POST', '/ingest/default/restarted', { key: null, rawBody: `{"n":${n}}`, headers: { 'content-type': 'application/json' } });
+        expect(response.status, response.text).to.equal(200);
+      }
+      await waitFor('a restart scheduled for each ended thread', () => restarts.pendingCount, (count) => count === ended.length, settleMs);
+      restarts.advance(999);
+      expect(restarts.pendingCount, 'restarts due before 1 s').to.equal(ended.length);
+      restarts.advance(1);
+      expect(restarts.pendingCount).to.equal(0);
+      await waitFor('/readyz answering 200 again', readyz, (response) => response.status === 200, settleMs);
+      expect([...workers.values()]).to.have.length(ended.length);
+      for (const worker of workers.values()) expect(ended).not.to.include(worker);
+      const requests = await receiver.waitForRequests(5, settleMs);
+      expect(requests.map((request) => JSON.parse(request.body.toString()).n).sort((a, b) => a - b)).to.deep.equal([0, 1, 2, 3, 4]);
+    } finally {
+      await receiver.close();
+    }
   });
 });

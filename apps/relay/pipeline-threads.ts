@@ -1,11 +1,16 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client';
 import type { Broker } from '../../libs/broker/broker.js';
-import { serveBroker } from '../../libs/broker/thread/serve-broker.js';
+import { serveBroker, type ServedBroker } from '../../libs/broker/thread/serve-broker.js';
 import type { Config } from '../../libs/config/config.js';
+import { UnavailableError } from '../../libs/errors/errors.js';
 import type { Logger } from '../../libs/logging/logger.js';
+import { lineForwarder } from '../../libs/logging/thread-log.js';
 import type { Role } from '../../libs/roles/role.js';
-import type { PipelineThreadData, ThreadReply, ThreadRequest } from './pipeline-thread-messages.js';
+import { portRequests, type PortRequests } from '../../libs/thread/port-requests.js';
+import { systemSchedule, type Schedule } from '../../libs/time/schedule.js';
+import { within } from '../../libs/time/within.js';
+import type { PipelineThreadData, ThreadAnswer, ThreadReply, ThreadRequest } from './pipeline-thread-messages.js';
 
 export interface PipelineThreadsOptions {
   config: Config;
@@ -13,8 +18,10 @@ export interface PipelineThreadsOptions {
   broker: Broker;
   logger: Logger;
   count: number;
-  /** Before a thread that ended on its own is started again (default 1 s). */
-  restartDelayMs?: number;
+  /** Times the restart of a thread that ended on its own, 1 s after; tests pass one they advance. */
+  schedule?: Schedule;
+  /** Told of each thread once it has started, again after each restart; tests end one through its worker. */
+  onThreadStart?: (thread: { index: number; worker: Worker }) => void;
 }
 
 type ThreadMetrics = MetricObjectWithValues<MetricValue<string>>[];
@@ -26,70 +33,71 @@ const ENTRY = import.meta.url.endsWith('.ts')
   : new URL('./pipeline-thread.js', import.meta.url);
 
 const ANSWER_TIMEOUT_MS = 2_000;
+const RESTART_DELAY_MS = 1_000;
+const threadName = (index: number) => `pipeline-${index}`;
 
-/** One pipeline thread: its worker, the port its broker is served on, and its pending questions. */
+type StartOutcome = Extract<ThreadReply, { type: 'ready' | 'failed' }> | { type: 'exit'; code: number };
+
+/** One pipeline thread: its worker, the port its broker is served on, and the questions asked of it. */
 class PipelineThread {
-  private readonly pending = new Map<number, (reply: ThreadReply) => void>();
-  private nextId = 0;
   readonly exited: Promise<number>;
+  private readonly started: Promise<StartOutcome>;
+  private readonly requests: PortRequests<ThreadAnswer>;
 
   private constructor(
+    readonly name: string,
     readonly worker: Worker,
-    private readonly served: { close(): Promise<void> } | undefined,
+    private readonly served: ServedBroker | undefined,
+    readonly logger: Logger,
   ) {
     this.exited = new Promise((resolve) => worker.once('exit', resolve));
-    worker.on('message', (reply: ThreadReply) => {
-      if ('id' in reply) {
-        this.pending.get(reply.id)?.(reply);
-        this.pending.delete(reply.id);
-      }
+    this.requests = portRequests(worker, {
+      isAnswer: (message): message is ThreadAnswer => 'id' in (message as ThreadReply),
+      closedError: () => new UnavailableError(`${name} has ended`),
+    });
+    const forward = lineForwarder(logger);
+    this.started = new Promise((resolve) => {
+      worker.on('message', (reply: ThreadReply) => {
+        if (reply.type === 'log') forward(reply.line);
+        else if (reply.type === 'ready' || reply.type === 'failed') resolve(reply);
+      });
+      worker.once('error', (error) => resolve({ type: 'failed', message: error.message }));
+      void this.exited.then((code) => resolve({ type: 'exit', code }));
     });
   }
 
   static async start(options: PipelineThreadsOptions, index: number): Promise<PipelineThread> {
-    const { config, broker, logger } = options;
+    const { config, broker } = options;
+    const name = threadName(index);
     const channel = config.kafkaBrokers ? undefined : new MessageChannel();
     const served = channel ? serveBroker(broker, channel.port1) : undefined;
-    const workerData: PipelineThreadData = { config, index, logLevel: logger.level as Config['logLevel'], brokerPort: channel?.port2 };
+    const workerData: PipelineThreadData = { config, index, logLevel: options.logger.level as Config['logLevel'], brokerPort: channel?.port2 };
     const worker = new Worker(ENTRY, { workerData, transferList: channel ? [channel.port2] : [] });
-    const thread = new PipelineThread(worker, served);
-    const started = await new Promise<ThreadReply | { type: 'exit'; code: number }>((resolve) => {
-      worker.once('message', resolve);
-      worker.once('error', (error) => resolve({ type: 'failed', message: error.message }));
-      void thread.exited.then((code) => resolve({ type: 'exit', code }));
-    });
+    const thread = new PipelineThread(name, worker, served, options.logger.child({ thread: name }));
+    const started = await thread.started;
     if (started.type !== 'ready') {
       await worker.terminate();
-      await served?.close();
-      const reason = started.type === 'failed' ? started.message : `it exited with code ${started.type === 'exit' ? started.code : '?'}`;
+      await thread.release();
+      const reason = started.type === 'failed' ? started.message : `it exited with code ${started.code}`;
       throw new Error(`Pipeline thread ${index} did not start: ${reason}`);
     }
     return thread;
   }
 
-  ask<T extends ThreadReply['type']>(request: Omit<Extract<ThreadRequest, { id: number }>, 'id'>): Promise<Extract<ThreadReply, { type: T }>> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new Error(`pipeline thread gave no answer within ${ANSWER_TIMEOUT_MS} ms`));
-      }, ANSWER_TIMEOUT_MS);
-      this.pending.set(id, (reply) => {
-        clearTimeout(timer);
-        resolve(reply as Extract<ThreadReply, { type: T }>);
-      });
-      this.worker.postMessage({ ...request, id } as ThreadRequest);
-    });
+  async ask<T extends ThreadAnswer['type']>(request: Omit<Extract<ThreadRequest, { id: number }>, 'id'>): Promise<Extract<ThreadAnswer, { type: T }>> {
+    // A late answer settles a request nobody waits for any more; an ended thread's are rejected at once.
+    const answer = await within(ANSWER_TIMEOUT_MS, this.requests.request((id) => ({ ...request, id }) as ThreadRequest), this.name);
+    return answer as Extract<ThreadAnswer, { type: T }>;
   }
 
-  /** Asks the thread to stop its roles (they drain as a process's do), waits for it to end, then stops serving its broker. */
+  /** Asks the thread to stop its roles (they drain as a process's do), waits for it to end, then releases it. */
   async stop(): Promise<void> {
     this.worker.postMessage({ type: 'stop' } satisfies ThreadRequest);
     await this.exited;
-    await this.served?.close();
+    await this.release();
   }
 
-  /** After the thread ended on its own: stops serving its broker (the log's consumers it held rebalance). */
+  /** Once the thread has ended: stops serving its broker (the log's consumers it held rebalance). */
   async release(): Promise<void> {
     await this.served?.close();
   }
@@ -104,7 +112,8 @@ class PipelineThread {
  */
 export function pipelineThreads(options: PipelineThreadsOptions) {
   const threads: (PipelineThread | undefined)[] = [];
-  const restarts = new Set<NodeJS.Timeout>();
+  const schedule = options.schedule ?? systemSchedule;
+  const restarts = new Set<() => void>();
   let stopping = false;
 
   async function launch(index: number): Promise<void> {
@@ -112,25 +121,26 @@ export function pipelineThreads(options: PipelineThreadsOptions) {
     // Stopped while this one started again: it stops at once.
     if (stopping) return thread.stop();
     threads[index] = thread;
+    options.onThreadStart?.({ index, worker: thread.worker });
     void thread.exited.then(async (code) => {
       if (stopping) return;
       threads[index] = undefined;
       await thread.release();
-      options.logger.error({ thread: index, code }, 'A pipeline thread ended on its own; starting it again');
+      thread.logger.error({ code }, 'A pipeline thread ended on its own; starting it again');
       relaunchLater(index);
     });
   }
 
   function relaunchLater(index: number): void {
-    const timer = setTimeout(() => {
-      restarts.delete(timer);
+    const cancel = schedule(() => {
+      restarts.delete(cancel);
       if (stopping) return;
       launch(index).catch((error: unknown) => {
-        options.logger.error({ err: error, thread: index }, 'A pipeline thread could not be started again; trying again');
+        options.logger.error({ err: error, thread: threadName(index) }, 'A pipeline thread could not be started again; trying again');
         relaunchLater(index);
       });
-    }, options.restartDelayMs ?? 1_000);
-    restarts.add(timer);
+    }, RESTART_DELAY_MS);
+    restarts.add(cancel);
   }
 
   const role: Role = {
@@ -140,7 +150,7 @@ export function pipelineThreads(options: PipelineThreadsOptions) {
     },
     async stop() {
       stopping = true;
-      for (const timer of restarts) clearTimeout(timer);
+      for (const cancel of restarts) cancel();
       await Promise.all(threads.map((thread) => thread?.stop()));
     },
   };
@@ -151,7 +161,7 @@ export function pipelineThreads(options: PipelineThreadsOptions) {
     async ping(): Promise<void> {
       for (let index = 0; index < options.count; index += 1) {
         const thread = threads[index];
-        if (!thread) throw new Error(`pipeline thread ${index} is restarting`);
+        if (!thread) throw new UnavailableError(`pipeline thread ${index} is restarting`);
         await thread.ask({ type: 'ping' });
       }
     },

@@ -1,4 +1,5 @@
 import { UnavailableError } from '../../libs/errors/errors.js';
+import { within } from '../../libs/time/within.js';
 
 /** One dependency `/readyz` asks after: a name an operator recognizes and a cheap round trip to it. */
 export interface ReadinessDependency {
@@ -30,16 +31,10 @@ export function readinessCheck(dependencies: ReadinessDependency[], options: Rea
 }
 
 async function answers(dependency: ReadinessDependency, timeoutMs: number): Promise<{ ok: boolean; error?: unknown }> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
   try {
-    await Promise.race([dependency.ping(), deadline]);
+    await within(timeoutMs, dependency.ping(), `the ${dependency.name}`);
     return { ok: true };
   } catch (error) {
     return { ok: false, error };
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -32,7 +32,7 @@ import { buildRouterRole } from '../router/router-role.js';
 import { bootstrapOrganization, type BootstrapResult } from './bootstrap.js';
 import { createConfigChannel } from './config-channel.js';
 import { startLagReporter } from './lag-reporter.js';
-import { pipelineThreads } from './pipeline-threads.js';
+import { pipelineThreads, type PipelineThreadsOptions } from './pipeline-threads.js';
 import { readinessCheck } from './readiness.js';
 
 export interface RunningRelay {
@@ -59,6 +59,8 @@ export interface RelayOptions {
   gatewayClock?: () => number;
   /** Event ids a replay job copies into its snapshot per step (the runner's default when not given). */
   replaySnapshotChunk?: number;
+  /** The pipeline threads' restart timer and start listener; tests end a thread and time its restart. */
+  pipelineThreads?: Pick<PipelineThreadsOptions, 'schedule' | 'onThreadStart'>;
 }
 
 type RoleName = Exclude<Config['role'], 'all'>;
@@ -224,7 +226,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     const builders = roleBuilders(config, 'process', options);
     const threads = pipelineThreadCount(config);
     // First in the table: started before the gateway takes webhooks, stopped after it and the API.
-    const pipeline = threads > 0 ? pipelineThreads({ config, broker, logger, count: threads }) : undefined;
+    const pipeline = threads > 0 ? pipelineThreads({ ...options.pipelineThreads, config, broker, logger, count: threads }) : undefined;
     if (pipeline) builders.unshift(() => pipeline.role);
     const roles = await startRoles(config, backends, { logger, metrics, closers, configGroup: configGroupOf(config) }, builders);
 

@@ -1,12 +1,12 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
 export interface LoggerOptions {
   level?: string;
   name?: string;
-  /** Where lines go; defaults to stdout. Tests pass a stream they read. */
-  destination?: NodeJS.WritableStream;
+  /** Where lines go; defaults to stdout. Tests pass a stream they read; a pipeline thread, its main thread (thread-log.ts). */
+  destination?: DestinationStream;
 }
 
 /** Paths whose values never reach a log line, whatever object carries them. */

@@ -3,6 +3,7 @@ import type { Admin, Broker, BrokerLogger, Consumer, ConsumerOptions, Producer }
 import { DEFAULT_ERROR_BACKOFF, type BackoffOptions } from '../backoff.js';
 import { BrokerUnavailableError } from '../errors.js';
 import { silentLogger } from '../silent-logger.js';
+import { within } from '../../time/within.js';
 import { KafkaAdmin } from './kafka-admin.js';
 import { KafkaConsumer, type GroupJoin, type KafkaConsumerSettings } from './kafka-consumer.js';
 import { kafkaLogCreator } from './kafka-logging.js';
@@ -45,22 +46,14 @@ export async function connectKafkaBroker(options: KafkaBrokerOptions): Promise<B
   });
   const admin = kafka.admin();
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      admin.connect().then(() => admin.listTopics()),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${connectTimeoutMs} ms`)), connectTimeoutMs);
-      }),
-    ]);
+    await within(connectTimeoutMs, admin.connect().then(() => admin.listTopics()), 'the cluster');
   } catch (error) {
     await admin.disconnect().catch(() => undefined);
     throw new BrokerUnavailableError(
       `Kafka brokers ${options.brokers.join(',')} are unreachable: ${(error as Error).message}`,
       error,
     );
-  } finally {
-    clearTimeout(timer);
   }
   return new KafkaBroker(kafka, admin, options, logger);
 }

@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { Admin, BatchOutcome, Broker, Consumer, ConsumerOptions, Producer, TopicLag, TopicPartitions } from '../broker.js';
+import { portRequests } from '../../thread/port-requests.js';
 import { BrokerUnavailableError } from '../errors.js';
 import { fromWireError, packValues, toWireError, toWireOptions, transferOf, unpackValues, type ClientMessage, type ServerMessage, type WireCall } from './wire.js';
 
@@ -10,23 +11,23 @@ import { fromWireError, packValues, toWireError, toWireOptions, transferOf, unpa
  * start or refresh) and asks for a fresh one in the background.
  */
 export function connectPortBroker(port: MessagePort): Broker {
-  const calls = new Map<number, { resolve(result: unknown): void; reject(error: Error): void; topic?: string }>();
   const handlers = new Map<number, ConsumerOptions['handleBatch']>();
   const assignments = new Map<number, TopicPartitions[]>();
   const consumers = new Set<Consumer>();
-  let nextId = 0;
   let nextConsumerId = 0;
   let closed = false;
 
   const post = (message: ClientMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
-  function call<T>(request: WireCall, transfer: ArrayBuffer[] = []): Promise<T> {
-    if (closed) return Promise.reject(new BrokerUnavailableError('The broker port is closed'));
-    const id = nextId++;
-    return new Promise<T>((resolve, reject) => {
-      calls.set(id, { resolve: resolve as (result: unknown) => void, reject, topic: request.op === 'send' ? request.topic : undefined });
-      post({ kind: 'call', id, call: request }, transfer);
-    });
+  const requests = portRequests(port, {
+    isAnswer: (message): message is Extract<ServerMessage, { kind: 'reply' }> => (message as ServerMessage).kind === 'reply',
+    closedError: () => new BrokerUnavailableError('The broker port closed'),
+  });
+
+  async function call<T>(request: WireCall, transfer: ArrayBuffer[] = []): Promise<T> {
+    const reply = await requests.request((id) => ({ kind: 'call', id, call: request }) satisfies ClientMessage, transfer);
+    if (reply.error) throw fromWireError(reply.error, request.op === 'send' ? request.topic : undefined);
+    return reply.result as T;
   }
 
   function runBatch(message: Extract<ServerMessage, { kind: 'batch' }>): void {
@@ -42,17 +43,9 @@ export function connectPortBroker(port: MessagePort): Broker {
   }
 
   port.on('message', (message: ServerMessage) => {
-    if (message.kind === 'batch') return runBatch(message);
-    const pending = calls.get(message.id);
-    calls.delete(message.id);
-    if (message.error) pending?.reject(fromWireError(message.error, pending.topic));
-    else pending?.resolve(message.result);
+    if (message.kind === 'batch') runBatch(message);
   });
-  port.once('close', () => {
-    closed = true;
-    for (const pending of calls.values()) pending.reject(new BrokerUnavailableError('The broker port closed'));
-    calls.clear();
-  });
+  port.once('close', () => (closed = true));
 
   const producer: Producer = {
     send(topic, messages) {
