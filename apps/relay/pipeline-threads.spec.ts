@@ -53,9 +53,9 @@ describeEachBackend('a relay on pipeline threads', (target) => {
     return lags.every((partition) => partition.lag === 0);
   }
 
-  it('delivers every webhook once and records each attempt, the pipeline running on two threads beside the main one', async () => {
-    // The destination is new, so on Kafka its jobs go through relay.fresh; their copies are keyed by source, so
-    // with several sources each pipeline thread's deliverer reads copies of jobs the other one attempted.
+  it('delivers every webhook once and records each attempt, the pipeline running on threads beside the main one (two on the embedded log, one on Kafka)', async () => {
+    // The destination is new, so on Kafka its jobs go through relay.fresh and their copies, keyed by source,
+    // spread over its topic's partitions: each is read and dropped, none sent twice.
     const slugs = ['threaded-a', 'threaded-b', 'threaded-c', 'threaded-d'];
     const destinationId = await routedSources(slugs);
     const eventIds: string[] = [];

@@ -15,7 +15,7 @@ export interface Config {
   role: Role;
   /**
    * RELAY_THREADS: threads a process of role `all` runs on (default: the machine's cores). Past one, the
-   * router, deliverer and recorder run on threads of their own beside the gateway and API's.
+   * router, deliverer and recorder run on threads of their own beside the gateway and API's (on Kafka, one).
    */
   threads: number;
   dataDir: string;
@@ -50,10 +50,14 @@ export interface Config {
 
 /**
  * Threads of their own for the router, deliverer and recorder: a process of role `all` with more than one
- * thread has them, on either broker (the deliverers share what they hand over from relay.fresh through
- * the store, apps/deliverer/handed-over-jobs.ts).
+ * thread has them. On Kafka at most one: with two, pipeline-threads.spec still saw a first delivery sent
+ * twice in about one run of six, although the deliverers now share what they hand over from relay.fresh
+ * through the store (docs/DECISIONS.md, "On Kafka, one pipeline thread still").
  */
-export const pipelineThreadCount = (config: Pick<Config, 'role' | 'threads'>): number => (config.role === 'all' ? config.threads - 1 : 0);
+export const pipelineThreadCount = (config: Pick<Config, 'role' | 'threads' | 'kafkaBrokers'>): number => {
+  if (config.role !== 'all') return 0;
+  return config.kafkaBrokers ? Math.min(1, config.threads - 1) : config.threads - 1;
+};
 
 type Env = Record<string, string | undefined>;
 
