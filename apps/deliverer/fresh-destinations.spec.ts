@@ -15,7 +15,8 @@ import {
   RETRY_GROUP,
   RETRY_TIER_TOPICS,
 } from '../../libs/pipeline/topology.js';
-import { HANDED_OVER_HEADER, handOverDeadline } from './handed-over-jobs.js';
+import { createHandedOverAttempts } from '../../libs/store/handed-over-attempts.js';
+import { HANDED_OVER_HEADER, handOverDeadline, handOverKey } from './handed-over-jobs.js';
 
 /** Publishes a first attempt to relay.fresh, as the router does for a destination created just now. */
 async function publishFreshJob(h: DelivererHarness, destinationId: string, overrides: Partial<DeliveryJob> = {}): Promise<DeliveryJob> {
@@ -68,6 +69,24 @@ describe('deliverer: new destinations through relay.fresh', function () {
 
     const sent = t.sink.requests.map((request) => JSON.parse(request.body.toString()).deliveryId as string | undefined);
     expect(sent.filter(Boolean).sort()).to.deep.equal(jobs.map((job) => job.deliveryId).sort());
+  });
+
+  it('hands a job over once: read again from relay.fresh after its copy was dropped, it is known by its mark', async function () {
+    const destination = await t.h.addDestination({ url: t.sink.url });
+    const job = await publishFreshJob(t.h, destination.id);
+    await t.h.attemptsOf(job.deliveryId, 1);
+    // Its copy read and dropped, its attempt marked: the process no longer holds the job, the store does.
+    await waitFor('the copy read', async () => (await t.h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)])).every((partition) => partition.lag === 0), isTrue, 5000, 10);
+    await waitFor('the attempt marked', async () => (await createHandedOverAttempts(t.h.store.sql).attempted([handOverKey(job)])).size === 1, isTrue, 5000, 10);
+
+    // The same record again, as after a rebalance before relay.fresh's commit; then a later job of the destination.
+    await publishFreshJob(t.h, destination.id, job);
+    const later = await publishFreshJob(t.h, destination.id, { sourceId: job.sourceId });
+    await t.h.attemptsOf(later.deliveryId, 1);
+    await waitFor('the later copy read', async () => (await t.h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)])).every((partition) => partition.lag === 0), isTrue, 5000, 10);
+
+    const sent = t.sink.requests.map((request) => JSON.parse(request.body.toString()).deliveryId as string);
+    expect(sent).to.deep.equal([job.deliveryId, later.deliveryId]);
   });
 
   it('sends from its own topic the jobs relay.fresh could not attempt: those of a disabled destination, once enabled', async function () {

@@ -36,15 +36,18 @@ export function createFreshDestinationsHandler(deps: FreshDestinationsDeps) {
   return async function handleFreshBatch(batch: RecordBatch): Promise<void> {
     const parts = new Map<string, { records: BrokerRecord[]; keys: string[] }>();
     const unreadable: BrokerRecord[] = [];
-    for (const record of batch.records) {
-      const job = readJob(record);
+    const jobs = batch.records.map((record) => ({ record, job: readJob(record) }));
+    // relay.fresh read again (a failed commit, or a rebalance that gave the partition to another
+    // deliverer): a job already attempted after its hand-over, here or marked by another deliverer, has
+    // its copy and its attempt. One store read per batch, during a destination's first minutes only.
+    const markedElsewhere = await deps.handedOver.attemptedElsewhere(jobs.flatMap(({ job }) => (job ? [handOverKey(job)] : [])));
+    for (const { record, job } of jobs) {
       if (!job) {
         unreadable.push(record);
         continue;
       }
       const key = handOverKey(job);
-      // Already handed over by this process (relay.fresh read again after a failed commit): its copy exists.
-      if (deps.handedOver.has(key)) continue;
+      if (deps.handedOver.has(key) || markedElsewhere.has(key)) continue;
       const topic = destinationTopic(job.destinationId);
       // Keyed by source again, as in a destination topic (source windows and order go by the key).
       const asInItsTopic = { ...record, topic, key: job.sourceId };
