@@ -2,10 +2,11 @@ import { expect } from 'chai';
 import type { BrokerRecord, Consumer } from '../../libs/broker/broker.js';
 import { RETRY_TIERS } from '../../libs/delivery/retry-schedule.js';
 import { decodeDeliveryJob, encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { destinationSettled } from '../../libs/testing/consumer-lag.js';
 import { respond } from '../../libs/testing/http-sink.js';
 import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
 import { Collected, eachTestDelivererAndSink } from '../../libs/testing/deliverer-harness.js';
-import { DELIVERER_GROUP, destinationTopic, RETRY_GROUP, RETRY_TIER_TOPICS, retryTierTopic } from '../../libs/pipeline/topology.js';
+import { retryTierTopic } from '../../libs/pipeline/topology.js';
 import { ManualTimers } from '../../libs/testing/manual-timers.js';
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
 
@@ -91,11 +92,7 @@ describe('deliverer: retries', function () {
     expect(deadBody.equals(body)).to.equal(true);
     expect(dead!.headers[DEAD_REASON_HEADER]).to.equal('retries_exhausted');
     // Nothing after the last attempt: no job left uncommitted in the destination topic or a retry tier that could be sent again.
-    const pending = async () => {
-      const lags = [...(await t.h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)])), ...(await t.h.broker.admin().lag(RETRY_GROUP, [...RETRY_TIER_TOPICS]))];
-      return lags.reduce((sum, partition) => sum + partition.lag, 0);
-    };
-    await waitFor('nothing pending in the destination topic and the retry tiers', pending, (count) => count === 0, 5000, 10);
+    await waitFor('nothing pending in the destination topic and the retry tiers', () => destinationSettled(t.h.broker.admin(), destination.id), isTrue, 5000, 10);
     expect(t.sink.requests).to.have.length(3);
     const deadLetters = await t.h.metrics.deadLetters.get();
     expect(deadLetters.values).to.deep.include({ labels: { reason: 'retries_exhausted' }, value: 1 });

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { partitionFor } from '../../libs/broker/partitioner.js';
 import { newId } from '../../libs/ids/ids.js';
 import { deliveryJobMessage, encodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { consumedAll, destinationSettled } from '../../libs/testing/consumer-lag.js';
 import { hang, respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { eachTestDelivererAndSink, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
 import { ManualTimers } from '../../libs/testing/manual-timers.js';
@@ -76,14 +77,14 @@ describe('deliverer: new destinations through relay.fresh', function () {
     const job = await publishFreshJob(t.h, destination.id);
     await t.h.attemptsOf(job.deliveryId, 1);
     // Its copy read and dropped, its attempt marked: the process no longer holds the job, the store does.
-    await waitFor('the copy read', async () => (await t.h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)])).every((partition) => partition.lag === 0), isTrue, 5000, 10);
+    await waitFor('the copy read', () => consumedAll(t.h.broker.admin(), DELIVERER_GROUP, [destinationTopic(destination.id)]), isTrue, 5000, 10);
     await waitFor('the attempt marked', async () => (await createHandedOverAttempts(t.h.store.sql).attempted([handOverKey(job)])).size === 1, isTrue, 5000, 10);
 
     // The same record again, as after a rebalance before relay.fresh's commit; then a later job of the destination.
     await publishFreshJob(t.h, destination.id, job);
     const later = await publishFreshJob(t.h, destination.id, { sourceId: job.sourceId });
     await t.h.attemptsOf(later.deliveryId, 1);
-    await waitFor('the later copy read', async () => (await t.h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)])).every((partition) => partition.lag === 0), isTrue, 5000, 10);
+    await waitFor('the later copy read', () => consumedAll(t.h.broker.admin(), DELIVERER_GROUP, [destinationTopic(destination.id)]), isTrue, 5000, 10);
 
     const sent = t.sink.requests.map((request) => JSON.parse(request.body.toString()).deliveryId as string);
     expect(sent).to.deep.equal([job.deliveryId, later.deliveryId]);
@@ -134,11 +135,6 @@ describe('deliverer: copies of jobs handed over by another deliverer', function 
     return [...sources.values()];
   }
 
-  async function consumed(groupId: string, topics: readonly string[]): Promise<boolean> {
-    const lag = await t.h.broker.admin().lag(groupId, [...topics]);
-    return lag.every((partition) => partition.lag === 0);
-  }
-
   it('sends each job once when the copies are read by the deliverer that did not hand them over', async function () {
     const destination = await t.h.addDestination({ url: t.sink.url });
     const topic = destinationTopic(destination.id);
@@ -151,9 +147,9 @@ describe('deliverer: copies of jobs handed over by another deliverer', function 
     }
     await t.h.attempts.waitFor(jobs.length, (attempt) => attempt.destinationId === destination.id);
     // Every copy read: dropped, sent, or moved to a retry tier to be looked at again at its deadline.
-    await waitFor('the copies read', () => consumed(DELIVERER_GROUP, [topic]), isTrue, 5000, 10);
+    await waitFor('the copies read', () => consumedAll(t.h.broker.admin(), DELIVERER_GROUP, [topic]), isTrue, 5000, 10);
     timers.advance(handOverDeadline(0, destination.timeoutMs));
-    await waitFor('the copies looked at again', async () => (await consumed(RETRY_GROUP, RETRY_TIER_TOPICS)) && consumed(DELIVERER_GROUP, [topic]), isTrue, 5000, 10);
+    await waitFor('the copies looked at again', () => destinationSettled(t.h.broker.admin(), destination.id), isTrue, 5000, 10);
 
     const sent = t.sink.requests.map((request) => JSON.parse(request.body.toString()).deliveryId as string);
     expect(sent.sort()).to.deep.equal(jobs.map((job) => job.deliveryId).sort());
@@ -169,8 +165,8 @@ describe('deliverer: copies of jobs handed over by another deliverer', function 
     const handedOverAt = timers.now();
     const copy = encodeDeliveryJob(job, Buffer.from(JSON.stringify({ deliveryId: job.deliveryId })));
     await t.h.broker.producer().send(topic, [{ ...copy, headers: { ...copy.headers, [HANDED_OVER_HEADER]: String(handedOverAt) } }]);
-    await waitFor('the copy read', () => consumed(DELIVERER_GROUP, [topic]), isTrue, 5000, 10);
-    expect(await consumed(RETRY_GROUP, RETRY_TIER_TOPICS), 'waiting in a retry tier').to.equal(false);
+    await waitFor('the copy read', () => consumedAll(t.h.broker.admin(), DELIVERER_GROUP, [topic]), isTrue, 5000, 10);
+    expect(await consumedAll(t.h.broker.admin(), RETRY_GROUP, RETRY_TIER_TOPICS), 'waiting in a retry tier').to.equal(false);
     expect(t.sink.requests).to.have.length(0);
 
     timers.advance(handOverDeadline(0, destination.timeoutMs));

@@ -6,7 +6,8 @@ import type { Store } from '../../libs/store/store.js';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { unusedLoopbackPort } from '../../libs/testing/free-port.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
-import { waitFor, isDefined } from '../../libs/testing/wait-for.js';
+import { consumedAll } from '../../libs/testing/consumer-lag.js';
+import { waitFor, isDefined, isTrue } from '../../libs/testing/wait-for.js';
 import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from '../../libs/testing/pipeline-fixture.js';
 import { printOutputOnFailure, startRelayProcess, tempDataDir, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 import { useRelayHarness } from '../../libs/testing/relay-harness.js';
@@ -234,7 +235,7 @@ describeEachBackend('a duplicate answer keeps the 200 promise', (target) => {
 
     // Another duplicate of the event, now stored: its copy adds no second job.
     expect((await ingest()).body).to.deep.equal({ eventId: lostEventId, status: 'duplicate' });
-    await waitFor('the router to take both copies', async () => ((await admin.lag(ROUTER_GROUP, [INGEST_TOPIC])).every((partition) => partition.lag === 0) ? true : undefined), isDefined, settleMs);
+    await waitFor('the router to take both copies', () => consumedAll(admin, ROUTER_GROUP, [INGEST_TOPIC]), isTrue, settleMs);
     expect((await jobsPublished()) - jobsBefore, 'delivery jobs published for the event').to.equal(1);
     await waitFor(`event ${lostEventId} stored as delivered`, async () => {
       const [event] = await suite.harness.relay.store.sql.all<{ status: string }>('SELECT status FROM events WHERE id = ?', [lostEventId]);

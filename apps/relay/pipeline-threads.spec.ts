@@ -1,12 +1,12 @@
 import type { Worker } from 'node:worker_threads';
 import { expect } from 'chai';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
+import { destinationSettled } from '../../libs/testing/consumer-lag.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { ManualTimers } from '../../libs/testing/manual-timers.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
 import { startRelayHarness, type RelayHarness } from '../../libs/testing/relay-harness.js';
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
-import { DELIVERER_GROUP, destinationTopic, RETRY_GROUP, RETRY_TIER_TOPICS } from '../../libs/pipeline/topology.js';
 
 /** RELAY_THREADS (issue 15): a process of role `all` runs its router, deliverer and recorder on threads of their own. */
 describeEachBackend('a relay on pipeline threads', (target) => {
@@ -46,13 +46,6 @@ describeEachBackend('a relay on pipeline threads', (target) => {
     return destination.body.id as string;
   }
 
-  /** No job of the destination left unread, in its topic or waiting in a retry tier (a copy's second look). */
-  async function settled(destinationId: string): Promise<boolean> {
-    const admin = harness.relay.broker.admin();
-    const lags = [...(await admin.lag(RETRY_GROUP, [...RETRY_TIER_TOPICS])), ...(await admin.lag(DELIVERER_GROUP, [destinationTopic(destinationId)]))];
-    return lags.every((partition) => partition.lag === 0);
-  }
-
   it('delivers every webhook once and records each attempt, the pipeline running on threads beside the main one (two on the embedded log, one on Kafka)', async () => {
     // The destination is new, so on Kafka its jobs go through relay.fresh and their copies, keyed by source,
     // spread over its topic's partitions: each is read and dropped, none sent twice.
@@ -72,7 +65,7 @@ describeEachBackend('a relay on pipeline threads', (target) => {
       return statuses.every((status) => status === 'delivered');
     }, isTrue, settleMs);
     // Every copy has been read, and looked at again where its original's outcome was not known yet: none sent twice.
-    await waitFor('every copy read', () => settled(destinationId), isTrue, settleMs);
+    await waitFor('every copy read', () => destinationSettled(harness.relay.broker.admin(), destinationId), isTrue, settleMs);
     expect(sink.requests).to.have.length(40);
   });
 
