@@ -32,7 +32,7 @@ export interface JanitorRun extends SweepCounts {
 /** Rate windows are at most a minute long; older ones can no longer be hit. */
 const RATE_WINDOW_KEEP_MS = 120_000;
 /** A hand-over copy is read within minutes unless its destination is held; Kafka keeps records 7 days by default. */
-const HANDED_OVER_KEEP_MS = 7 * DAY_MS;
+const HAND_OVER_MARKS_KEEP_MS = 7 * DAY_MS;
 
 /**
  * Periodic housekeeping of the store: retention of payloads and events, expired dedup keys, old rate
@@ -54,7 +54,7 @@ export function createJanitor(options: JanitorOptions) {
       ...swept,
       dedupKeysPurged: await options.dedup.purgeExpired(at),
       rateWindowsPurged: await options.rateWindows.purgeBefore(at - RATE_WINDOW_KEEP_MS),
-      handedOverAttemptsPurged: await options.handedOverAttempts.purgeBefore(at - HANDED_OVER_KEEP_MS),
+      handedOverAttemptsPurged: await options.handedOverAttempts.purgeBefore(at - HAND_OVER_MARKS_KEEP_MS),
       statsHoursPurged: await purgeStatisticsBefore(options.sql, at - options.eventRetentionMs),
     };
   }
