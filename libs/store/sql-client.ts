@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import path from 'node:path';
 import pg from 'pg';
 import { Checkpointer } from '../sqlite/wal-checkpointer.js';
+import { backoffDelay, type BackoffOptions } from '../time/backoff.js';
 import { createMutex, mutexHold } from './connection-mutex.js';
 import { classifyPostgresError, classifyStoreError } from './store-unavailable.js';
 import type { DatabaseKind } from './data-source.js';
@@ -29,6 +30,8 @@ const toPgPlaceholders = (sql: string) => {
 
 /** How long a write waits for another connection's write transaction (another thread's) to end. */
 const SQLITE_BUSY_TIMEOUT_MS = 10_000;
+/** Short waits: the other thread's write transactions last milliseconds. */
+const LOCKED_WRITE_BACKOFF: BackoffOptions = { initialMs: 1, maxMs: 16 };
 
 /**
  * Runs `attempt` until it no longer meets another connection's write lock, waiting between tries on a timer.
@@ -37,12 +40,12 @@ const SQLITE_BUSY_TIMEOUT_MS = 10_000;
  */
 async function whenUnlocked<T>(attempt: () => T): Promise<T> {
   const deadline = Date.now() + SQLITE_BUSY_TIMEOUT_MS;
-  for (let waitMs = 1; ; waitMs = Math.min(waitMs * 2, 16)) {
+  for (let failures = 1; ; failures++) {
     try {
       return attempt();
     } catch (error) {
       if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      await new Promise((resolve) => setTimeout(resolve, backoffDelay(LOCKED_WRITE_BACKOFF, failures)));
     }
   }
 }

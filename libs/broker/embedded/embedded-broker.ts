@@ -11,7 +11,7 @@ import type {
   TopicLag,
   TopicSpec,
 } from '../broker.js';
-import { DEFAULT_ERROR_BACKOFF, type BackoffOptions } from '../backoff.js';
+import { DEFAULT_ERROR_BACKOFF, type BackoffOptions } from '../../time/backoff.js';
 import { BrokerRequestError, BrokerUnavailableError, MessageTooLargeError } from '../errors.js';
 import { partitionFor } from '../partitioner.js';
 import { silentLogger } from '../silent-logger.js';

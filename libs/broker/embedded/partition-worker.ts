@@ -1,5 +1,5 @@
 import type { BatchOutcome, BrokerLogger, RecordBatch } from '../broker.js';
-import { backoffDelay, type BackoffOptions } from '../backoff.js';
+import { backoffDelay, type BackoffOptions } from '../../time/backoff.js';
 import type { GroupCommit } from './group-commit.js';
 import type { LogStore, StoredTopic } from './log-store.js';
 import type { ConcurrencyLimit } from '../../concurrency/concurrency-limit.js';

@@ -1,6 +1,6 @@
 import { Kafka, logLevel } from 'kafkajs';
 import type { Admin, Broker, BrokerLogger, Consumer, ConsumerOptions, Producer } from '../broker.js';
-import { DEFAULT_ERROR_BACKOFF, type BackoffOptions } from '../backoff.js';
+import { DEFAULT_ERROR_BACKOFF, type BackoffOptions } from '../../time/backoff.js';
 import { BrokerUnavailableError } from '../errors.js';
 import { silentLogger } from '../silent-logger.js';
 import { within } from '../../time/within.js';

@@ -1,6 +1,6 @@
 import type { Consumer as KafkaJsConsumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { BrokerLogger, BrokerRecord, Consumer, ConsumerOptions, TopicPartitions } from '../broker.js';
-import { backoffDelay, type BackoffOptions } from '../backoff.js';
+import { backoffDelay, type BackoffOptions } from '../../time/backoff.js';
 import { ConcurrencyLimit } from '../../concurrency/concurrency-limit.js';
 import { PauseState } from '../pause-state.js';
 import { toBrokerError } from './kafka-errors.js';
