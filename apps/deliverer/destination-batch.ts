@@ -64,18 +64,22 @@ const STOP: Launch = { stop: true };
 const DONE: Launch = { task: Promise.resolve('done'), stop: false };
 const NONE = new Set<string>();
 
-/** The hand-over keys of the copies among `records`. */
-function copyKeys(records: readonly BrokerRecord[]): string[] {
-  return records.flatMap((record) => {
-    if (handedOverAt(record) === undefined) return [];
+/** A record of the batch with its job decoded once, or the reason it could not be. */
+type ReadRecord = { record: BrokerRecord; decoded: { job: DeliveryJob; body: Buffer }; error?: undefined } | { record: BrokerRecord; decoded?: undefined; error: unknown };
+
+function readRecords(records: readonly BrokerRecord[]): ReadRecord[] {
+  return records.map((record) => {
     try {
-      return [handOverKey(decodeDeliveryJob(record).job)];
-    } catch {
-      // Unreadable: launch sends it to relay.dead.
-      return [];
+      return { record, decoded: decodeDeliveryJob(record) };
+    } catch (error) {
+      return { record, error };
     }
   });
 }
+
+/** The hand-over keys of the readable copies among `read` (an unreadable one goes to relay.dead in launch). */
+const copyKeys = (read: readonly ReadRecord[]) =>
+  read.flatMap(({ record, decoded }) => (decoded && handedOverAt(record) !== undefined ? [handOverKey(decoded.job)] : []));
 
 function providerHeadersOf(job: DeliveryJob): Record<string, string> {
   return Object.fromEntries(Object.entries(job.providerHeaders).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
@@ -145,7 +149,7 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
     };
   }
 
-  async function launch(batch: RecordBatch, record: BrokerRecord, windows: SourceWindows, marked: ReadonlySet<string>, startBy?: number): Promise<Launch> {
+  async function launch(batch: RecordBatch, { record, decoded, error: unreadable }: ReadRecord, windows: SourceWindows, marked: ReadonlySet<string>, startBy?: number): Promise<Launch> {
     if (deps.stopping()) return STOP;
     const topic = batch.topic;
     /** A record that cannot be delivered for a reason of its own goes to relay.dead; the batch goes on. */
@@ -154,12 +158,7 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
       deps.logger.error({ topic, partition: batch.partition, offset: record.offset, err: error }, 'Undeliverable delivery job sent to relay.dead');
       return { task: deps.reporter.poisoned(record, error, job).then(() => 'done'), stop: false };
     };
-    let decoded;
-    try {
-      decoded = decodeDeliveryJob(record);
-    } catch (error) {
-      return poisoned(error);
-    }
+    if (!decoded) return poisoned(unreadable);
     const { job, body } = decoded;
     const copiedAt = handedOverAt(record);
     let outcome: HandOverOutcome | undefined;
@@ -240,12 +239,13 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
   return async function handleDestinationBatch(batch: RecordBatch, startBy?: number): Promise<BatchOutcome> {
     const tasks: Promise<TaskResult>[] = [];
     const windows: SourceWindows = new KeyedConcurrencyLimits(deps.maxInFlightPerSource);
-    const copies = copyKeys(batch.records);
+    const read = readRecords(batch.records);
+    const copies = copyKeys(read);
     // One store read for the batch's copies, rather than one per copy in launch order.
     const marked = copies.length > 0 ? await deps.handedOver.attemptedElsewhere(copies) : NONE;
     let launchError: unknown;
     try {
-      for (const record of batch.records) {
+      for (const record of read) {
         const { task, stop } = await launch(batch, record, windows, marked, startBy);
         if (task) {
           // Observed below, once every record is started; until then a failure must not count as unhandled.
