@@ -16,7 +16,9 @@
  * generator's own floor on this machine. Then, per offered rate, after the previous rate's backlog drained:
  * ingest p50/p99/max from the schedule, requests not acknowledged, deliveries per second during the load,
  * the backlog when the load ended and how long it took to drain, ingest -> delivery p50/p99 (sink arrival
- * minus the scheduled moment), the relay's peak RSS and its CPU time per event (load and drain). A rate is
+ * minus the scheduled moment), the relay's peak RSS and its CPU time per event (load and drain; with `--split`,
+ * each process's too; with `--postgres`, the commits and rows its database wrote per event and how much it
+ * grew, from the server's statistics of that database). A rate is
  * sustained when every request was acknowledged, >= 98% of the offered rate was delivered during the load,
  * ingest -> delivery p99 <= 1 s and every acknowledged event arrived. Stepping stops at the first rate not
  * sustained (`--all-rates` goes on). The last line names the highest rate sustained. `--timeline` adds,
@@ -39,6 +41,7 @@ import { startBenchSink, type BenchSink } from '../relay/sink-client.js';
 import { BODY_BYTES, signedWebhook } from '../signed-webhook.js';
 import { now, runOpenLoop, type Answer, type Outcome } from './open-loop.js';
 import { processUsage, watchPeakRss } from './process-usage.js';
+import { storeWritesPerEvent, watchStoreWrites } from './store-writes.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const API_KEY = 'bench-soak-key-0123456789';
@@ -77,6 +80,8 @@ interface Deployment {
   processes: RelayProcess[];
   apiUrl: string;
   ingestUrl: string;
+  /** The store's database, with `--postgres`. */
+  databaseUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -119,12 +124,12 @@ async function startDeployment(): Promise<Deployment> {
   try {
     if (!args.split) {
       const all = await start('all');
-      return { processes, apiUrl: all.url, ingestUrl: all.url, stop };
+      return { processes, apiUrl: all.url, ingestUrl: all.url, databaseUrl: env.DATABASE_URL, stop };
     }
     // The api process first: it applies the migrations the others then find done.
     const api = await start('api');
     const [gateway] = await Promise.all((['gateway', 'router', 'deliverer', 'recorder'] as const).map(start));
-    return { processes, apiUrl: api.url, ingestUrl: gateway!.url, stop };
+    return { processes, apiUrl: api.url, ingestUrl: gateway!.url, databaseUrl: env.DATABASE_URL, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -224,7 +229,10 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const pids = deployment.processes.map((member) => member.pid);
   const dispatcher = new Agent({ connections: 1024, keepAliveTimeout: 60_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
   const deliveredBefore = (await sink.counts()).total;
+  const storeWrites = deployment.databaseUrl ? await watchStoreWrites(deployment.databaseUrl) : undefined;
+  const writesBefore = await storeWrites?.settled();
   const usageBefore = processUsage(pids);
+  const roleUsageBefore = pids.map((pid) => processUsage([pid]).cpuMs);
   const rss = watchPeakRss(pids);
   const loadStartedAt = now();
   const outcomes = await runOpenLoop({ rate, seconds, send: webhookSender(deployment.ingestUrl, paths, dispatcher) });
@@ -241,6 +249,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   }
   const drainedAt = now();
   const usage = processUsage(pids);
+  const roleCpuMs = pids.map((pid, index) => processUsage([pid]).cpuMs - roleUsageBefore[index]!);
   const peakRss = rss.stop();
   await dispatcher.close();
 
@@ -252,14 +261,20 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const loadSeconds = (loadEndedAt - loadStartedAt) / 1000;
   const deliveredRate = deliveredDuringLoad / loadSeconds;
   const e2eP99 = nearestRank(e2e, 99);
+  const perEventCpu = (cpuMs: number) => ((cpuMs * 1000) / Math.max(1, acknowledged.length)).toFixed(0);
   const sustained = notAcknowledged === 0 && deliveredRate >= SUSTAINED.deliveredShare * rate && e2eP99 <= SUSTAINED.e2eP99Ms && lost === 0;
   console.log(
     `${String(rate).padStart(5)}/s offered for ${seconds} s: ingest p50 ${ms(nearestRank(ingest, 50))} p99 ${ms(nearestRank(ingest, 99))} max ${ms(ingest.at(-1))}, ` +
       `${notAcknowledged} not acknowledged; delivered ${deliveredRate.toFixed(0)}/s during the load, backlog ${acknowledged.length - deliveredDuringLoad} at its end, ` +
       `${lost === 0 ? `drained in ${((drainedAt - drainStartedAt) / 1000).toFixed(1)} s` : `${lost} NOT delivered within ${DRAIN_TIMEOUT_MS / 1000} s`}; ` +
       `ingest -> delivery p50 ${ms(nearestRank(e2e, 50))} p99 ${ms(e2eP99)}; relay RSS peak ${mb(peakRss)}, ` +
-      `cpu ${(((usage.cpuMs - usageBefore.cpuMs) * 1000) / Math.max(1, acknowledged.length)).toFixed(0)} us/event => ${sustained ? 'sustained' : 'NOT sustained'}`,
+      `cpu ${perEventCpu(usage.cpuMs - usageBefore.cpuMs)} us/event => ${sustained ? 'sustained' : 'NOT sustained'}`,
   );
+  if (pids.length > 1) console.log(`      cpu by process: ${deployment.processes.map((member, index) => `${member.role} ${perEventCpu(roleCpuMs[index]!)}`).join(', ')} us/event`);
+  if (storeWrites) {
+    console.log(`      ${storeWritesPerEvent(writesBefore!, await storeWrites.settled(), acknowledged.length)}`);
+    await storeWrites.close();
+  }
   return { rate, sustained, ingestP99: nearestRank(ingest, 99), e2eP99, peakRss };
 }
 
