@@ -3,7 +3,7 @@ import { decodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/att
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
 import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
-import { tickBatcher } from '../../libs/store/tick-batcher.js';
+import { tickBatcher } from '../../libs/concurrency/tick-batcher.js';
 import { failUnrecordedAttempt, recordAttempts } from '../../libs/ledger/attempts.js';
 import { ATTEMPTS_TOPIC, RECORDER_GROUP } from '../../libs/pipeline/topology.js';
 

@@ -18,7 +18,8 @@
  * the backlog when the load ended and how long it took to drain, ingest -> delivery p50/p99 (sink arrival
  * minus the scheduled moment), the relay's peak RSS and its CPU time per event (load and drain; with `--split`,
  * each process's too; with `--postgres`, the commits and rows its database wrote per event and how much it
- * grew, from the server's statistics of that database). A rate is
+ * grew, from the server's statistics of that database; with `--kafka`, its Kafka requests per event by API
+ * and by consumer group, bench/soak/kafka-requests.ts). A rate is
  * sustained when every request was acknowledged, >= 98% of the offered rate was delivered during the load,
  * ingest -> delivery p99 <= 1 s and every acknowledged event arrived. Stepping stops at the first rate not
  * sustained (`--all-rates` goes on). The last line names the highest rate sustained. `--timeline` adds,
@@ -42,6 +43,7 @@ import { BODY_BYTES, signedWebhook } from '../signed-webhook.js';
 import { now, runOpenLoop, type Answer, type Outcome } from './open-loop.js';
 import { processUsage, watchPeakRss } from './process-usage.js';
 import { storeWritesPerEvent, watchStoreWrites } from './store-writes.js';
+import { readKafkaRequestCounts, type KafkaRequestCounts } from './kafka-requests.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const API_KEY = 'bench-soak-key-0123456789';
@@ -78,6 +80,8 @@ const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 
 interface Deployment {
   processes: RelayProcess[];
+  /** Files where each relay process keeps its count of Kafka requests by API (bench/soak/kafka-requests.ts). */
+  kafkaRequestFiles: string[];
   apiUrl: string;
   ingestUrl: string;
   /** The store's database, with `--postgres`. */
@@ -109,9 +113,17 @@ async function startDeployment(): Promise<Deployment> {
   }
   Object.assign(env, extraEnv);
   const processes: RelayProcess[] = [];
+  const kafkaRequestFiles: string[] = [];
   const start = async (role: Role) => {
     const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, role)}`] : [];
-    const member = await startRelayProcess(role, env, { compiled: true, execArgv });
+    const roleEnv = { ...env };
+    if (args.kafka) {
+      const file = path.join(dataDir, `kafka-requests-${role}.json`);
+      kafkaRequestFiles.push(file);
+      roleEnv.BENCH_KAFKA_REQUESTS_FILE = file;
+      execArgv.push('--import', path.join(ROOT, 'dist/bench/soak/kafka-requests.js'));
+    }
+    const member = await startRelayProcess(role, roleEnv, { compiled: true, execArgv });
     processes.push(member);
     return member;
   };
@@ -124,12 +136,12 @@ async function startDeployment(): Promise<Deployment> {
   try {
     if (!args.split) {
       const all = await start('all');
-      return { processes, apiUrl: all.url, ingestUrl: all.url, databaseUrl: env.DATABASE_URL, stop };
+      return { processes, kafkaRequestFiles, apiUrl: all.url, ingestUrl: all.url, databaseUrl: env.DATABASE_URL, stop };
     }
     // The api process first: it applies the migrations the others then find done.
     const api = await start('api');
     const [gateway] = await Promise.all((['gateway', 'router', 'deliverer', 'recorder'] as const).map(start));
-    return { processes, apiUrl: api.url, ingestUrl: gateway!.url, databaseUrl: env.DATABASE_URL, stop };
+    return { processes, kafkaRequestFiles, apiUrl: api.url, ingestUrl: gateway!.url, databaseUrl: env.DATABASE_URL, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -189,6 +201,27 @@ function webhookSender(baseUrl: string, paths: string[], dispatcher: Agent): () 
   };
 }
 
+/** The Kafka requests of every relay process so far, by API. */
+function kafkaRequests(deployment: Deployment): KafkaRequestCounts {
+  const total: KafkaRequestCounts = {};
+  for (const file of deployment.kafkaRequestFiles) {
+    for (const [api, count] of Object.entries(readKafkaRequestCounts(file))) total[api] = (total[api] ?? 0) + count;
+  }
+  return total;
+}
+
+/** Requests per event by API between two counts, busiest first; then the consumer groups' fetches and commits. */
+function requestsPerEvent(before: KafkaRequestCounts, after: KafkaRequestCounts, events: number): string {
+  const rows = Object.entries(after)
+    .map(([name, count]) => [name, (count - (before[name] ?? 0)) / Math.max(1, events)] as const)
+    .filter(([, perEvent]) => perEvent > 0)
+    .sort((a, b) => b[1] - a[1]);
+  const list = (entries: (readonly [string, number])[]) => entries.map(([name, perEvent]) => `${name} ${perEvent.toFixed(3)}`).join(', ');
+  const apis = rows.filter(([name]) => !name.includes(' '));
+  const total = apis.reduce((sum, [, perEvent]) => sum + perEvent, 0);
+  return `Kafka requests per event (load and drain): ${total.toFixed(2)} in all; ${list(apis)}; by group: ${list(rows.filter(([name]) => name.includes(' ')))}`;
+}
+
 const answerLatencies = (outcomes: Outcome[]) => outcomes.map((outcome) => outcome.answeredAt - outcome.scheduledAt).sort((a, b) => a - b);
 
 /** The generator against bare node:http at every rate: the floor of what it can show on this machine. */
@@ -233,6 +266,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const writesBefore = await storeWrites?.settled();
   const usageBefore = processUsage(pids);
   const roleUsageBefore = pids.map((pid) => processUsage([pid]).cpuMs);
+  const requestsBefore = kafkaRequests(deployment);
   const rss = watchPeakRss(pids);
   const loadStartedAt = now();
   const outcomes = await runOpenLoop({ rate, seconds, send: webhookSender(deployment.ingestUrl, paths, dispatcher) });
@@ -250,6 +284,9 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const drainedAt = now();
   const usage = processUsage(pids);
   const roleCpuMs = pids.map((pid, index) => processUsage([pid]).cpuMs - roleUsageBefore[index]!);
+  // The counts are written four times a second: wait for a write made after the drain.
+  if (args.kafka) await new Promise((resolve) => setTimeout(resolve, 300));
+  const requestsAfter = kafkaRequests(deployment);
   const peakRss = rss.stop();
   await dispatcher.close();
 
@@ -275,6 +312,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
     console.log(`      ${storeWritesPerEvent(writesBefore!, await storeWrites.settled(), acknowledged.length)}`);
     await storeWrites.close();
   }
+  if (args.kafka) console.log(`      ${requestsPerEvent(requestsBefore, requestsAfter, acknowledged.length)}`);
   return { rate, sustained, ingestP99: nearestRank(ingest, 99), e2eP99, peakRss };
 }
 

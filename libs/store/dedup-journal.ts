@@ -1,7 +1,7 @@
 import type { DedupLedger, LedgerKey } from './dedup-ledger.js';
 import { deleteInChunks } from './delete-in-chunks.js';
 import type { SqlClient } from './sql-client.js';
-import { tickBatcher } from './tick-batcher.js';
+import { tickBatcher } from '../concurrency/tick-batcher.js';
 
 /**
  * The dedup ledger of the one gateway the embedded log allows: claims are decided in memory and made

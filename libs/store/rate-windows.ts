@@ -1,6 +1,6 @@
 import type { SqlClient } from './sql-client.js';
 import { deleteInChunks } from './delete-in-chunks.js';
-import { tickBatcher } from './tick-batcher.js';
+import { tickBatcher } from '../concurrency/tick-batcher.js';
 
 /**
  * Fixed-window hit counters kept in the store, so every gateway process sharing the database counts

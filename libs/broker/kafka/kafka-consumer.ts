@@ -4,6 +4,7 @@ import { backoffDelay, type BackoffOptions } from '../../time/backoff.js';
 import { ConcurrencyLimit } from '../../concurrency/concurrency-limit.js';
 import { PauseState } from '../pause-state.js';
 import { toBrokerError } from './kafka-errors.js';
+import { OffsetCommits } from './offset-commits.js';
 
 export interface KafkaConsumerSettings {
   maxWaitTimeInMs: number;
@@ -11,6 +12,8 @@ export interface KafkaConsumerSettings {
   sessionTimeoutMs: number;
   rebalanceTimeoutMs: number;
   errorBackoff: BackoffOptions;
+  /** At most one OffsetCommit per member in this time: handled offsets wait for it (see OffsetCommits). */
+  commitIntervalMs: number;
   onGroupJoin?: (join: GroupJoin) => void;
 }
 
@@ -47,8 +50,15 @@ export class KafkaConsumer implements Consumer {
   private readonly pauses = new PauseState();
   /** Partitions whose batch is being handled, by `topic:partition`; paused in kafkajs meanwhile. */
   private readonly busy = new Map<string, { topic: string; partition: number; done: Promise<void> }>();
+  /**
+   * Every batch being handled, in time or apart. A stop waits for them and commits what they handled
+   * before it stops kafkajs, whose consumer drops the commits asked for once it is stopping.
+   */
+  private readonly inHand = new Set<Promise<void>>();
   private readonly slots: ConcurrencyLimit;
   private client: KafkaJsConsumer | null = null;
+  /** The current kafkajs consumer's handled offsets, on their way to being committed. */
+  private commits: OffsetCommits | null = null;
   private topics: string[] = [];
   private assigned: TopicPartitions[] = [];
   private started = false;
@@ -137,10 +147,16 @@ export class KafkaConsumer implements Consumer {
       sessionTimeout: settings.sessionTimeoutMs,
       rebalanceTimeout: settings.rebalanceTimeoutMs,
     });
+    const commits = new OffsetCommits(client, settings.commitIntervalMs, (error, offsets) =>
+      logger.warn({ err: error, groupId: this.options.groupId, offsets }, 'Kafka offset commit failed; the records handled since the last commit may be delivered again'),
+    );
+    // What this member handled is committed before the group reassigns it, so its next owner starts after it.
+    client.on(client.events.REBALANCING, () => void commits.flush());
     client.on(client.events.GROUP_JOIN, ({ payload }) => {
       this.assigned = Object.entries(payload.memberAssignment)
         .map(([topic, partitions]) => ({ topic, partitions: [...partitions].sort((a, b) => a - b) }))
         .filter((entry) => entry.partitions.length > 0);
+      commits.keepOnly((topic, partition) => this.isAssigned(topic, partition));
       this.syncPauses(client);
       const partitions = this.assigned.reduce((sum, entry) => sum + entry.partitions.length, 0);
       this.host.settings.onGroupJoin?.({ groupId: this.options.groupId, durationMs: payload.duration, partitions });
@@ -151,6 +167,7 @@ export class KafkaConsumer implements Consumer {
       setTimeout(() => void this.relaunchAfterCrash(client), settings.errorBackoff.maxMs).unref();
     });
     this.client = client;
+    this.commits = commits;
     try {
       await client.connect();
       await client.subscribe({ topics, fromBeginning: this.options.fromBeginning ?? false });
@@ -158,10 +175,11 @@ export class KafkaConsumer implements Consumer {
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: this.options.concurrency ?? 1,
-        eachBatch: (payload) => this.startBatch(client, payload),
+        eachBatch: (payload) => this.startBatch(client, commits, payload),
       });
     } catch (error) {
       this.client = null;
+      this.commits = null;
       await client.disconnect().catch(() => undefined);
       throw toBrokerError(error, `Kafka consumer of group ${this.options.groupId} could not start`);
     }
@@ -169,10 +187,13 @@ export class KafkaConsumer implements Consumer {
 
   private async shutdown(): Promise<void> {
     const client = this.client;
-    // Handlers see the client is no longer current, finish their chunk, commit and stop.
+    const commits = this.commits;
+    // Handlers see the client is no longer current, finish their chunk and stop; what they handled is committed.
     this.client = null;
+    this.commits = null;
     this.assigned = [];
-    await Promise.all([...this.busy.values()].map((entry) => entry.done));
+    await Promise.all(this.inHand);
+    await commits?.flush();
     await client?.disconnect();
   }
 
@@ -207,13 +228,16 @@ export class KafkaConsumer implements Consumer {
    * once, as usual. A batch still running after that is left to finish on its own, its partition paused in
    * kafkajs meanwhile, so it holds up the partitions fetched with it at most one fetch wait.
    */
-  private async startBatch(client: KafkaJsConsumer, payload: EachBatchPayload): Promise<void> {
+  private async startBatch(client: KafkaJsConsumer, commits: OffsetCommits, payload: EachBatchPayload): Promise<void> {
     const { topic, partition } = payload.batch;
     const key = `${topic}:${partition}`;
     // Fetched before its partition was paused: fetched again from the resolved offset after the resume.
     if (this.busy.has(key)) return;
     const releaseSlot = await this.slots.acquire();
-    const handling = this.eachBatch(client, payload).finally(releaseSlot);
+    const handling = this.eachBatch(client, commits, payload).finally(releaseSlot);
+    const settled = handling.catch(() => undefined);
+    this.inHand.add(settled);
+    void settled.then(() => this.inHand.delete(settled));
     let timer: NodeJS.Timeout | undefined;
     const finished = await Promise.race([
       handling.then(() => true, () => true),
@@ -222,7 +246,7 @@ export class KafkaConsumer implements Consumer {
     clearTimeout(timer);
     // In time: kafkajs sees the outcome, a rebalance or other error included, as it always did.
     if (finished) return handling;
-    // On its own: a failure (a commit refused in a rebalance) leaves the rest to be fetched again.
+    // On its own: a failure leaves the records it did not finish to be fetched again.
     const done = handling.catch((error: unknown) =>
       this.host.logger.warn({ err: error, groupId: this.options.groupId, topic, partition }, 'Kafka batch handled apart failed; the records it did not finish are fetched again'),
     );
@@ -252,8 +276,8 @@ export class KafkaConsumer implements Consumer {
     return this.client === client && this.isAssigned(batch.topic, batch.partition) && isRunning() && !isStale();
   }
 
-  /** Handles a batch chunk by chunk, committing each handled prefix. kafkajs' own loop keeps the session alive. */
-  private async eachBatch(client: KafkaJsConsumer, payload: EachBatchPayload): Promise<void> {
+  /** Handles a batch chunk by chunk, handing each handled prefix to the commits. kafkajs' own loop keeps the session alive. */
+  private async eachBatch(client: KafkaJsConsumer, commits: OffsetCommits, payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset } = payload;
     const { topic, partition } = batch;
     const maxBatchSize = this.options.maxBatchSize ?? 500;
@@ -282,7 +306,7 @@ export class KafkaConsumer implements Consumer {
       if (handled > 0) {
         const last = chunk[handled - 1]!.offset;
         resolveOffset(last);
-        await client.commitOffsets([{ topic, partition, offset: (BigInt(last) + 1n).toString() }]);
+        commits.add({ topic, partition, offset: (BigInt(last) + 1n).toString() });
         messages = messages.slice(handled);
         failures = 0;
       } else if (!this.pauses.isPaused(topic, partition)) {

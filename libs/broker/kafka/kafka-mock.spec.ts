@@ -1,17 +1,12 @@
 import { describeBrokerContract } from '../../testing/broker-contract.js';
-import { kcatAvailable, startKafkaMock, type KafkaMockCluster } from '../../testing/kafka-mock.js';
+import { startKafkaMockOrSkip, type KafkaMockCluster } from '../../testing/kafka-mock.js';
 import { connectKafkaBroker } from './kafka-broker.js';
 
 describe('kafka broker on the librdkafka mock cluster', function () {
   let cluster: KafkaMockCluster | undefined;
 
   before(async function () {
-    if (!kcatAvailable()) {
-      if (process.env.CI === 'true') throw new Error('kcat is required in CI for the Kafka mock cluster (apt-get install -y kcat)');
-      console.log('    skipped: kcat is not installed (apt-get install -y kcat), so there is no Kafka mock cluster');
-      this.skip();
-    }
-    cluster = await startKafkaMock();
+    cluster = await startKafkaMockOrSkip(this);
   });
 
   after(async function () {

@@ -1,6 +1,9 @@
 import { expect } from 'chai';
-import type { Message } from 'kafkajs';
-import { requestsOfBoundedSize } from './kafka-producer.js';
+import { Kafka, logLevel, type Message } from 'kafkajs';
+import { countingKafka } from '../../testing/counting-kafka.js';
+import { startKafkaMockOrSkip, type KafkaMockCluster } from '../../testing/kafka-mock.js';
+import { silentLogger } from '../silent-logger.js';
+import { KafkaProducer, requestsOfBoundedSize } from './kafka-producer.js';
 
 const message = (bytes: number, key = 'k'): Message => ({ key, value: Buffer.alloc(bytes) });
 
@@ -21,5 +24,67 @@ describe('requestsOfBoundedSize', () => {
   it('sends a record larger than the limit on its own', () => {
     const requests = requestsOfBoundedSize([{ topic: 'a', messages: [message(10), message(5000), message(10)] }], 1000);
     expect(requests.map((r) => r[0]!.messages.length)).to.deep.equal([1, 1, 1]);
+  });
+});
+
+describe('KafkaProducer on the librdkafka mock cluster', function () {
+  this.timeout(30_000);
+  let cluster: KafkaMockCluster | undefined;
+
+  beforeEach(async function () {
+    cluster = await startKafkaMockOrSkip(this, { brokerCount: 1 });
+  });
+
+  afterEach(async function () {
+    await cluster?.stop();
+  });
+
+  /** A producer over a kafkajs client that counts its requests; no retries, so a failure shows at once. */
+  function countingProducer() {
+    const counting = countingKafka(new Kafka({ brokers: cluster!.brokers, logLevel: logLevel.NOTHING, retry: { retries: 0 } }));
+    const producer = new KafkaProducer(counting.kafka, { idempotent: false, requestTimeoutMs: 5_000, maxRequestBytes: 1024 * 1024 }, silentLogger);
+    return { producer, produceRequests: () => counting.requests('Produce') };
+  }
+
+  const record = (key: string) => ({ key, value: Buffer.from(key) });
+
+  it('sends the sends asked for in one turn as one produce request', async () => {
+    const { producer, produceRequests } = countingProducer();
+    await producer.send('spec.turn', [record('warm-up')]);
+    const before = produceRequests();
+    await Promise.all(['a', 'b', 'c'].map((key) => producer.send(key === 'c' ? 'spec.other' : 'spec.turn', [record(key)])));
+    expect(produceRequests() - before).to.equal(1);
+    await producer.close();
+  });
+
+  it('sends the sends asked for while a produce is in flight together, once it is answered', async () => {
+    const { producer, produceRequests } = countingProducer();
+    await producer.send('spec.flight', [record('warm-up')]);
+    const before = produceRequests();
+    cluster!.pause();
+    const first = producer.send('spec.flight', [record('first')]);
+    // Each later send is asked for in a turn of its own, while the first is in flight and unanswered.
+    const later: Promise<void>[] = [];
+    for (const key of ['second', 'third', 'fourth']) {
+      await new Promise((resolve) => setImmediate(resolve));
+      later.push(producer.send('spec.flight', [record(key)]));
+    }
+    cluster!.resume();
+    await Promise.all([first, ...later]);
+    expect(produceRequests() - before).to.equal(2);
+    await producer.close();
+  });
+
+  it('fails each send that shared a failed produce request with the failure', async () => {
+    const { producer } = countingProducer();
+    await producer.send('spec.failure', [record('warm-up')]);
+    await cluster!.stop();
+    const outcomes = await Promise.allSettled(['a', 'b', 'c'].map((key) => producer.send('spec.failure', [record(key)])));
+    expect(outcomes.map((outcome) => (outcome.status === 'rejected' ? (outcome.reason as Error).constructor.name : 'fulfilled'))).to.deep.equal([
+      'BrokerUnavailableError',
+      'BrokerUnavailableError',
+      'BrokerUnavailableError',
+    ]);
+    await producer.close();
   });
 });

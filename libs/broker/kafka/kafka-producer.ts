@@ -1,6 +1,8 @@
 import type { Kafka, Message, Producer as KafkaJsProducer, TopicMessages } from 'kafkajs';
 import type { BrokerLogger, OutgoingMessage, Producer } from '../broker.js';
+import { tickBatcher } from '../../concurrency/tick-batcher.js';
 import { BrokerUnavailableError } from '../errors.js';
+import type { RelayError } from '../../errors/errors.js';
 import { partitionFor } from '../partitioner.js';
 import { assertTopicName } from '../topic-name.js';
 import { toBrokerError } from './kafka-errors.js';
@@ -22,7 +24,7 @@ const messageBytes = (message: Message) =>
   Object.entries(message.headers ?? {}).reduce((sum, [name, value]) => sum + name.length + String(value).length, 0);
 
 /** Splits pending sends into produce requests of at most `limit` bytes (a larger record goes alone), in order. */
-export function requestsOfBoundedSize(sends: Pick<PendingSend, 'topic' | 'messages'>[], limit: number): TopicMessages[][] {
+export function requestsOfBoundedSize(sends: PendingSend[], limit: number): TopicMessages[][] {
   const requests: TopicMessages[][] = [];
   let current = new Map<string, Message[]>();
   let size = 0;
@@ -48,8 +50,6 @@ export function requestsOfBoundedSize(sends: Pick<PendingSend, 'topic' | 'messag
 interface PendingSend {
   topic: string;
   messages: Message[];
-  resolve(): void;
-  reject(error: unknown): void;
 }
 
 /** The shared partitioner: the same key -> partition mapping as the embedded log, counts from metadata. */
@@ -57,13 +57,12 @@ const createPartitioner = () => (args: { partitionMetadata: unknown[]; message: 
   partitionFor(args.message.key === null || args.message.key === undefined ? null : String(args.message.key), args.partitionMetadata.length);
 
 /**
- * Sends with acks -1. Sends requested within one tick go out as one produce request per broker
- * (kafkajs has no linger of its own); each caller's promise settles with its own outcome.
+ * Sends with acks -1. Sends requested within one tick, or while the previous produce is in flight, go out
+ * together as one produce request per broker (kafkajs has no linger of its own, and sends one request at a
+ * time per broker anyway); each caller's promise settles with its own outcome.
  */
 export class KafkaProducer implements Producer {
-  private pending: PendingSend[] = [];
-  private scheduled: NodeJS.Immediate | null = null;
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly batched = tickBatcher((sends: PendingSend[]) => this.flush(sends), { maxBatch: Infinity, serial: true });
   private client: Promise<KafkaJsProducer> | null = null;
   private closed = false;
 
@@ -73,59 +72,40 @@ export class KafkaProducer implements Producer {
     private readonly logger: BrokerLogger,
   ) {}
 
-  send(topic: string, messages: OutgoingMessage[]): Promise<void> {
-    if (this.closed) return Promise.reject(new BrokerUnavailableError('The Kafka broker is closed'));
-    if (messages.length === 0) return Promise.resolve();
-    try {
-      assertTopicName(topic);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return new Promise((resolve, reject) => {
-      this.pending.push({
-        topic,
-        messages: messages.map((message) => ({ key: message.key, value: message.value, headers: message.headers })),
-        resolve,
-        reject,
-      });
-      this.scheduled ??= setImmediate(() => this.startFlush());
+  async send(topic: string, messages: OutgoingMessage[]): Promise<void> {
+    if (this.closed) throw new BrokerUnavailableError('The Kafka broker is closed');
+    if (messages.length === 0) return;
+    assertTopicName(topic);
+    const failure = await this.batched({
+      topic,
+      messages: messages.map((message) => ({ key: message.key, value: message.value, headers: message.headers })),
     });
+    if (failure) throw failure;
   }
 
   /** Sends what is pending, waits for in-flight requests, then disconnects. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.scheduled) {
-      clearImmediate(this.scheduled);
-      this.startFlush();
-    }
-    await Promise.all(this.inFlight);
+    await this.batched.drained();
     const client = await this.client?.catch(() => null);
     await client?.disconnect();
   }
 
-  private startFlush(): void {
-    this.scheduled = null;
-    const flushing = this.flush(this.pending);
-    this.pending = [];
-    this.inFlight.add(flushing);
-    void flushing.finally(() => this.inFlight.delete(flushing));
-  }
-
-  private async flush(sends: PendingSend[]): Promise<void> {
+  /** Produces the sends together; answers each send's failure, or undefined where it is durable. */
+  private async flush(sends: PendingSend[]): Promise<(RelayError | undefined)[]> {
     try {
       await this.produce(sends);
-      for (const send of sends) send.resolve();
+      return sends.map(() => undefined);
     } catch (error) {
       const failure = toBrokerError(error, 'Kafka produce failed', sends.length === 1 ? sends[0]!.topic : undefined);
-      if (failure.retriable || sends.length === 1) {
-        for (const send of sends) send.reject(failure);
-        return;
-      }
+      if (failure.retriable || sends.length === 1) return sends.map(() => failure);
       // One bad send (too large, invalid topic) must not fail the others that shared its request.
-      await Promise.all(
+      return Promise.all(
         sends.map((send) =>
-          this.produce([send]).then(send.resolve, (cause: unknown) => send.reject(toBrokerError(cause, 'Kafka produce failed', send.topic))),
+          this.produce([send]).then(
+            () => undefined,
+            (cause: unknown) => toBrokerError(cause, 'Kafka produce failed', send.topic),
+          ),
         ),
       );
     }
