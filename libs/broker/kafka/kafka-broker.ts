@@ -1,4 +1,5 @@
 import { Kafka, logLevel } from 'kafkajs';
+import './kafkajs-request-queue.js';
 import type { Admin, Broker, BrokerLogger, Consumer, ConsumerOptions, Producer } from '../broker.js';
 import { DEFAULT_ERROR_BACKOFF, type BackoffOptions } from '../../time/backoff.js';
 import { BrokerUnavailableError } from '../errors.js';
