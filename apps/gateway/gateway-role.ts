@@ -39,7 +39,8 @@ export function gatewayRole(options: GatewayRoleOptions = {}): RoleBuilder<Gatew
         resolveSource: resolver.get,
         dedup,
         rateWindows: config.kafkaBrokers ? createRateWindows(store.sql) : createMemoryRateWindows(),
-        publish: (topic, message) => publish(topic, [message]),
+        // One webhook per request: on Kafka, a busy gateway's webhooks share produce requests (KAFKA_INGEST_GATHER_MS).
+        publish: (topic, message) => publish(topic, [message], { gather: true }),
         seal: (body) => sealedPayload(body, secrets).bytes,
         now: options.clock ?? Date.now,
       },

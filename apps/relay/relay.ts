@@ -141,6 +141,7 @@ export async function openBackends(config: Config, logger: Logger, metrics: Rela
       kafka: {
         maxWaitTimeInMs: config.kafkaMaxWaitMs,
         sessionTimeoutMs: config.kafkaSessionTimeoutMs,
+        gatherMs: config.kafkaIngestGatherMs,
         heartbeatIntervalMs: Math.floor(config.kafkaSessionTimeoutMs / 10),
         onGroupJoin: ({ groupId, durationMs, partitions }) => {
           metrics.consumerGroupJoins.observe({ group: groupId }, durationMs / 1000);
@@ -170,7 +171,7 @@ export async function startRoles(
   const { logger, metrics, closers } = parts;
   const { store, broker, secrets, limits } = backends;
   const producer = broker.producer();
-  const publish: Infrastructure['publish'] = (topic, messages) => producer.send(topic, messages);
+  const publish: Infrastructure['publish'] = (topic, messages, options) => producer.send(topic, messages, options);
   const deadLetters = createDeadLetters(publish, metrics.deadLetters);
   const configChannel = createConfigChannel({ broker, publish, deadLetters, groupId: parts.configGroup });
   const infrastructure: Infrastructure = { config, logger, metrics, store, broker, secrets, limits, publish, deadLetters, announce: configChannel.announce };

@@ -40,7 +40,17 @@ export interface BatchOutcome {
 
 export interface Producer {
   /** Resolves only once every message is durable (embedded: committed to disk; Kafka: acks from all in-sync replicas). */
-  send(topic: string, messages: OutgoingMessage[]): Promise<void>;
+  send(topic: string, messages: OutgoingMessage[], options?: SendOptions): Promise<void>;
+}
+
+export interface SendOptions {
+  /**
+   * The send may wait a little to share a request with the next ones: for a publisher that sends one
+   * record at a time (the gateway, one webhook per HTTP request). The Kafka adapter then sends at most one
+   * such request per gather interval while busy, and at once after a quiet spell; the embedded log commits
+   * what meets in one turn together anyway and ignores it.
+   */
+  gather?: boolean;
 }
 
 export interface ConsumerOptions {

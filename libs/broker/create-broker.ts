@@ -29,9 +29,9 @@ export interface PublishEvent {
 function reportingPublishes(broker: Broker, onPublish: (event: PublishEvent) => void): Broker {
   const inner = broker.producer();
   const producer: Producer = {
-    async send(topic, messages) {
+    async send(topic, messages, options) {
       const startedAt = performance.now();
-      await inner.send(topic, messages);
+      await inner.send(topic, messages, options);
       onPublish({ topic, messages: messages.length, durationMs: performance.now() - startedAt });
     },
   };

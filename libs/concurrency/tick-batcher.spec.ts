@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { tickBatcher } from './tick-batcher.js';
+import { ManualTimers } from '../testing/manual-timers.js';
+import { tickBatcher, type TickBatcherOptions } from './tick-batcher.js';
 
 describe('tickBatcher', () => {
   it('runs the calls made in one event-loop turn as one batch and answers each in order', async () => {
@@ -47,26 +48,27 @@ describe('tickBatcher', () => {
     expect(await flaky(3)).to.equal(3);
   });
 
-  describe('serial', () => {
-    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-    /** A batcher whose first batch waits for `answerFirst` and then succeeds or throws. */
-    function gatedFirstBatch(firstFails: boolean) {
-      const batches: number[][] = [];
-      let answerFirst!: () => void;
-      const gate = new Promise<void>((resolve) => (answerFirst = resolve));
-      const echo = tickBatcher(
-        async (items: number[]) => {
-          batches.push(items);
-          if (batches.length > 1) return items;
-          await gate;
-          if (firstFails) throw new Error('broker down');
-          return items;
-        },
-        { serial: true },
-      );
-      return { echo, batches, answerFirst };
-    }
+  /** A serial batcher whose first batch waits for `answerFirst` and then succeeds or throws. */
+  function gatedFirstBatch(firstFails: boolean, options: TickBatcherOptions = {}) {
+    const batches: number[][] = [];
+    let answerFirst!: () => void;
+    const gate = new Promise<void>((resolve) => (answerFirst = resolve));
+    const echo = tickBatcher(
+      async (items: number[]) => {
+        batches.push(items);
+        if (batches.length > 1) return items;
+        await gate;
+        if (firstFails) throw new Error('broker down');
+        return items;
+      },
+      { serial: true, ...options },
+    );
+    return { echo, batches, answerFirst };
+  }
+
+  describe('serial', () => {
 
     it('holds the calls made while a batch runs and runs them together once it is answered', async () => {
       const { echo, batches, answerFirst } = gatedFirstBatch(false);
@@ -90,6 +92,61 @@ describe('tickBatcher', () => {
       answerFirst();
       expect(await Promise.all(failed)).to.deep.equal(['broker down', 'broker down']);
       expect(await waited).to.equal(3);
+    });
+  });
+
+  describe('minIntervalMs', () => {
+    function intervalBatcher() {
+      const timers = new ManualTimers(1_000);
+      const batches: number[][] = [];
+      const echo = tickBatcher(
+        async (items: number[]) => {
+          batches.push(items);
+          return items;
+        },
+        { serial: true, minIntervalMs: 20, now: timers.now, schedule: timers.schedule },
+      );
+      return { echo, batches, timers };
+    }
+
+    it('runs a call made after a quiet spell at the next turn, with no wait', async () => {
+      const { echo, batches, timers } = intervalBatcher();
+      expect(await echo(1)).to.equal(1);
+      timers.advance(20);
+      expect(await echo(2)).to.equal(2);
+      expect(batches).to.deep.equal([[1], [2]]);
+      expect(timers.pendingCount).to.equal(0);
+    });
+
+    it('holds the calls made within the interval of the last batch until it ends, then runs them together', async () => {
+      const { echo, batches, timers } = intervalBatcher();
+      await echo(1);
+      timers.advance(5);
+      const later = [echo(2)];
+      await nextTurn();
+      timers.advance(10);
+      later.push(echo(3));
+      await nextTurn();
+      expect(batches).to.deep.equal([[1]]);
+      timers.advance(4);
+      await nextTurn();
+      expect(batches).to.deep.equal([[1]]);
+      timers.advance(1);
+      expect(await Promise.all(later)).to.deep.equal([2, 3]);
+      expect(batches).to.deep.equal([[1], [2, 3]]);
+    });
+
+    it('waits for nothing more once a batch that ran longer than the interval is answered', async () => {
+      const timers = new ManualTimers(0);
+      const { echo, batches, answerFirst } = gatedFirstBatch(false, { minIntervalMs: 20, now: timers.now, schedule: timers.schedule });
+      const first = echo(1);
+      await nextTurn();
+      const second = echo(2);
+      timers.advance(30);
+      answerFirst();
+      expect(await Promise.all([first, second])).to.deep.equal([1, 2]);
+      expect(batches).to.deep.equal([[1], [2]]);
+      expect(timers.pendingCount).to.equal(0);
     });
   });
 

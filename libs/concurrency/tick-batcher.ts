@@ -1,3 +1,5 @@
+import { systemSchedule, type Schedule } from '../time/schedule.js';
+
 export interface TickBatcherOptions {
   /** Items per batch (default 256); the rest go in the next batch. */
   maxBatch?: number;
@@ -7,6 +9,15 @@ export interface TickBatcherOptions {
    * waiting costs no time and each batch carries everything asked for during the previous one.
    */
   serial?: boolean;
+  /**
+   * A batch starts no sooner than this long after the previous one started. A call made when the last
+   * batch is older goes at the next turn, as without it; calls made within the interval wait for its end
+   * and go together. So sparse calls pay nothing, and a busy caller runs one batch per interval.
+   */
+  minIntervalMs?: number;
+  /** The clock and timers the interval is kept by (the real ones by default; tests pass ManualTimers). */
+  now?: () => number;
+  schedule?: Schedule;
 }
 
 export interface TickBatched<I, O> {
@@ -22,13 +33,16 @@ export interface TickBatched<I, O> {
  */
 export function tickBatcher<I, O>(runBatch: (items: I[]) => Promise<O[]>, options: TickBatcherOptions = {}): TickBatched<I, O> {
   const maxBatch = options.maxBatch ?? 256;
+  const { minIntervalMs = 0, now = Date.now, schedule: scheduleAfter = systemSchedule } = options;
   let pending: Array<{ item: I; resolve(value: O): void; reject(error: unknown): void }> = [];
   let scheduled = false;
   let running = 0;
+  let lastStart = -Infinity;
   const onDrained: (() => void)[] = [];
 
   async function flush(): Promise<void> {
     scheduled = false;
+    lastStart = now();
     const batch = pending.slice(0, maxBatch);
     pending = pending.slice(batch.length);
     running += 1;
@@ -47,7 +61,9 @@ export function tickBatcher<I, O>(runBatch: (items: I[]) => Promise<O[]>, option
   function schedule(): void {
     if (scheduled || (options.serial && running > 0)) return;
     scheduled = true;
-    setImmediate(() => void flush());
+    const wait = lastStart + minIntervalMs - now();
+    if (wait > 0) scheduleAfter(() => void flush(), wait);
+    else setImmediate(() => void flush());
   }
 
   const batched = (item: I) =>

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import type { Broker, OutgoingMessage } from '../broker/broker.js';
+import type { Broker, OutgoingMessage, SendOptions } from '../broker/broker.js';
 import type { Config } from '../config/config.js';
 import type { PlanLimitTable } from '../config/plan-limits.js';
 import type { Logger } from '../logging/logger.js';
@@ -19,7 +19,7 @@ export interface Infrastructure {
   broker: Broker;
   secrets: SecretBox;
   limits: PlanLimitTable;
-  publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
+  publish(topic: string, messages: OutgoingMessage[], options?: SendOptions): Promise<void>;
   /** The one way into relay.dead, counted by reason. */
   deadLetters: DeadLetters;
   /** Applies a change in this process at once, then tells every other process (relay.config). */

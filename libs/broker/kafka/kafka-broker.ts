@@ -27,6 +27,11 @@ export interface KafkaBrokerOptions {
   requestTimeoutMs?: number;
   /** Bytes of records in one produce request (default 4 MiB; a single larger record goes alone). */
   maxRequestBytes?: number;
+  /**
+   * Sends asked to gather (the gateway's) go in at most one produce request per this time while busy
+   * (default 0: as soon as the previous is answered); a send after a quiet spell goes at once.
+   */
+  gatherMs?: number;
   /** Back-off before a failed batch is delivered again. */
   errorBackoff?: BackoffOptions;
   /**
@@ -79,7 +84,7 @@ class KafkaBroker implements Broker {
   ) {
     this.sharedProducer = new KafkaProducer(
       kafka,
-      { idempotent: options.idempotent ?? true, requestTimeoutMs: options.requestTimeoutMs ?? 30_000, maxRequestBytes: options.maxRequestBytes ?? 4 * 1024 * 1024 },
+      { idempotent: options.idempotent ?? true, requestTimeoutMs: options.requestTimeoutMs ?? 30_000, maxRequestBytes: options.maxRequestBytes ?? 4 * 1024 * 1024, gatherMs: options.gatherMs ?? 0 },
       logger,
     );
     this.sharedAdmin = new KafkaAdmin(adminClient, logger);

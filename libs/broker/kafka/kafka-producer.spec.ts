@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { Kafka, logLevel, type Message } from 'kafkajs';
 import { countingKafka } from '../../testing/counting-kafka.js';
 import { startKafkaMockOrSkip, type KafkaMockCluster } from '../../testing/kafka-mock.js';
+import { ManualTimers } from '../../testing/manual-timers.js';
 import { silentLogger } from '../silent-logger.js';
 import { KafkaProducer, requestsOfBoundedSize } from './kafka-producer.js';
 
@@ -40,9 +41,13 @@ describe('KafkaProducer on the librdkafka mock cluster', function () {
   });
 
   /** A producer over a kafkajs client that counts its requests; no retries, so a failure shows at once. */
-  function countingProducer() {
+  function countingProducer(gather?: { gatherMs: number; timers: ManualTimers }) {
     const counting = countingKafka(new Kafka({ brokers: cluster!.brokers, logLevel: logLevel.NOTHING, retry: { retries: 0 } }));
-    const producer = new KafkaProducer(counting.kafka, { idempotent: false, requestTimeoutMs: 5_000, maxRequestBytes: 1024 * 1024 }, silentLogger);
+    const producer = new KafkaProducer(
+      counting.kafka,
+      { idempotent: false, requestTimeoutMs: 5_000, maxRequestBytes: 1024 * 1024, gatherMs: gather?.gatherMs, timers: gather?.timers },
+      silentLogger,
+    );
     return { producer, produceRequests: () => counting.requests('Produce') };
   }
 
@@ -71,6 +76,25 @@ describe('KafkaProducer on the librdkafka mock cluster', function () {
     }
     cluster!.resume();
     await Promise.all([first, ...later]);
+    expect(produceRequests() - before).to.equal(2);
+    await producer.close();
+  });
+
+  it('holds gathered sends made within the gather interval of the last request and sends them together at its end', async () => {
+    const timers = new ManualTimers(Date.now());
+    const { producer, produceRequests } = countingProducer({ gatherMs: 20, timers });
+    await producer.send('spec.gather', [record('first')], { gather: true });
+    const before = produceRequests();
+    const gathered: Promise<void>[] = [];
+    for (const key of ['second', 'third', 'fourth']) {
+      gathered.push(producer.send('spec.gather', [record(key)], { gather: true }));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // A send that does not gather is not held by the gathered ones' interval.
+    await producer.send('spec.plain', [record('plain')]);
+    expect(produceRequests() - before).to.equal(1);
+    timers.advance(20);
+    await Promise.all(gathered);
     expect(produceRequests() - before).to.equal(2);
     await producer.close();
   });

@@ -1,11 +1,12 @@
 import type { Kafka, Message, Producer as KafkaJsProducer, TopicMessages } from 'kafkajs';
-import type { BrokerLogger, OutgoingMessage, Producer } from '../broker.js';
-import { tickBatcher } from '../../concurrency/tick-batcher.js';
+import type { BrokerLogger, OutgoingMessage, Producer, SendOptions } from '../broker.js';
+import { tickBatcher, type TickBatched } from '../../concurrency/tick-batcher.js';
 import { BrokerUnavailableError } from '../errors.js';
 import type { RelayError } from '../../errors/errors.js';
 import { partitionFor } from '../partitioner.js';
 import { assertTopicName } from '../topic-name.js';
 import { toBrokerError } from './kafka-errors.js';
+import type { Schedule } from '../../time/schedule.js';
 
 export interface KafkaProducerSettings {
   /** Ask for an idempotent producer; falls back to a plain one (still acks -1) where the cluster refuses it. */
@@ -16,6 +17,10 @@ export interface KafkaProducerSettings {
    * everything sent to a partition in one request, so two 10 MB webhooks must not share one.
    */
   maxRequestBytes: number;
+  /** Gathered sends (`{ gather: true }`) start a request no sooner than this after the previous one (default 0). */
+  gatherMs?: number;
+  /** The clock and timers the gather interval is kept by (the real ones by default). */
+  timers?: { now: () => number; schedule: Schedule };
 }
 
 const messageBytes = (message: Message) =>
@@ -59,10 +64,15 @@ const createPartitioner = () => (args: { partitionMetadata: unknown[]; message: 
 /**
  * Sends with acks -1. Sends requested within one tick, or while the previous produce is in flight, go out
  * together as one produce request per broker (kafkajs has no linger of its own, and sends one request at a
- * time per broker anyway); each caller's promise settles with its own outcome.
+ * time per broker anyway); each caller's promise settles with its own outcome. Sends asked to gather (a
+ * publisher of one record at a time: the gateway) take a lane of their own that also waits out `gatherMs`
+ * after its previous request started, so a busy gateway's webhooks travel, and are read, in batches (a hop
+ * writes a batch's records together anyway, and must not wait: on a cluster that answers a fetch with one
+ * produce request's records, librdkafka's mock, a hop slower than its producer never catches up).
  */
 export class KafkaProducer implements Producer {
-  private readonly batched = tickBatcher((sends: PendingSend[]) => this.flush(sends), { maxBatch: Infinity, serial: true });
+  private readonly batched: TickBatched<PendingSend, RelayError | undefined>;
+  private readonly gathered: TickBatched<PendingSend, RelayError | undefined>;
   private client: Promise<KafkaJsProducer> | null = null;
   private closed = false;
 
@@ -70,13 +80,17 @@ export class KafkaProducer implements Producer {
     private readonly kafka: Kafka,
     private readonly settings: KafkaProducerSettings,
     private readonly logger: BrokerLogger,
-  ) {}
+  ) {
+    // A topic and key is sent by one kind of publisher, so one lane, and its order holds.
+    this.batched = tickBatcher((sends) => this.flush(sends), { maxBatch: Infinity, serial: true });
+    this.gathered = tickBatcher((sends) => this.flush(sends), { maxBatch: Infinity, serial: true, minIntervalMs: settings.gatherMs ?? 0, ...settings.timers });
+  }
 
-  async send(topic: string, messages: OutgoingMessage[]): Promise<void> {
+  async send(topic: string, messages: OutgoingMessage[], options?: SendOptions): Promise<void> {
     if (this.closed) throw new BrokerUnavailableError('The Kafka broker is closed');
     if (messages.length === 0) return;
     assertTopicName(topic);
-    const failure = await this.batched({
+    const failure = await (options?.gather ? this.gathered : this.batched)({
       topic,
       messages: messages.map((message) => ({ key: message.key, value: message.value, headers: message.headers })),
     });
@@ -86,7 +100,7 @@ export class KafkaProducer implements Producer {
   /** Sends what is pending, waits for in-flight requests, then disconnects. */
   async close(): Promise<void> {
     this.closed = true;
-    await this.batched.drained();
+    await Promise.all([this.batched.drained(), this.gathered.drained()]);
     const client = await this.client?.catch(() => null);
     await client?.disconnect();
   }
