@@ -20,6 +20,7 @@ import { RouteFiltersOrderingReplays1795305600010 } from './migrations/0011-rout
 import { SearchIndexer1795305600011 } from './migrations/0012-search-indexer.js';
 import { ReplaySnapshotChunks1795305600013 } from './migrations/0014-replay-snapshot-chunks.js';
 import { HandedOverAttempts1795305600014 } from './migrations/0015-handed-over-attempts.js';
+import { DedupClaimFunction1795305600015 } from './migrations/0016-dedup-claim-function.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -45,6 +46,7 @@ export const FOUNDATION_MIGRATIONS = [
   SearchIndexer1795305600011,
   ReplaySnapshotChunks1795305600013,
   HandedOverAttempts1795305600014,
+  DedupClaimFunction1795305600015,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';

@@ -40,6 +40,15 @@ for (const { name, table, open } of LEDGERS) describeEachStore(name, (target) =>
     expect(await ledger.claim(sourceId, [key('hash:a')], 'evt_2', NOW + MINUTE)).to.equal('evt_1');
   });
 
+  it('keeps a key with quotes, commas, braces and backslashes as it is, apart from its near neighbours', async () => {
+    const odd = 'idem:{"a","b"},\\ \'x\' NULL';
+    expect(await ledger.claim(sourceId, [key(odd), key('hash:odd')], 'evt_1', NOW)).to.equal(null);
+    expect(await ledger.claim(sourceId, [key(odd)], 'evt_2', NOW)).to.equal('evt_1');
+    expect(await ledger.claim(sourceId, [key('idem:{"a","b"}')], 'evt_3', NOW)).to.equal(null);
+    const [row] = await fixture.store.sql.all<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE dedup_key = ?`, [odd]);
+    expect(Number(row!.n)).to.equal(1);
+  });
+
   it('scopes keys to their source', async () => {
     const other = (await fixture.createSource()).id;
     expect(await ledger.claim(sourceId, [key('hash:a')], 'evt_1', NOW)).to.equal(null);

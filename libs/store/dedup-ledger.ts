@@ -29,35 +29,19 @@ interface Claim {
   nowMs: number;
 }
 
-// An expired key is taken over in place; a live one makes the statement return no row.
-const CLAIM = `INSERT INTO dedup_keys (source_id, dedup_key, event_id, expires_at) VALUES (?, ?, ?, ?)
-  ON CONFLICT (source_id, dedup_key) DO UPDATE SET event_id = excluded.event_id, expires_at = excluded.expires_at
-  WHERE dedup_keys.expires_at <= ? RETURNING event_id`;
-const HOLDER = 'SELECT event_id FROM dedup_keys WHERE source_id = ? AND dedup_key = ?';
-
-/** Thrown to roll back every key of a claim taken so far. */
-class KeyHeld {
-  constructor(readonly eventId: string) {}
-}
-
-/** Claims the keys in order inside the caller's transaction; throws KeyHeld at the first live key. */
-async function claimKeys(tx: SqlClient, { sourceId, keys, eventId, nowMs }: Claim): Promise<void> {
-  for (const { key, windowMs } of keys) {
-    const claimed = await tx.all(CLAIM, [sourceId, key, eventId, nowMs + windowMs, nowMs]);
-    if (claimed.length > 0) continue;
-    const [holder] = await tx.all<{ event_id: string }>(HOLDER, [sourceId, key]);
-    if (holder) throw new KeyHeld(holder.event_id);
-  }
-}
-
-async function claimAlone(sql: SqlClient, claim: Claim): Promise<string | null> {
-  try {
-    await sql.transaction((tx) => claimKeys(tx, claim));
-    return null;
-  } catch (error) {
-    if (error instanceof KeyHeld) return error.eventId;
-    throw error;
-  }
+/**
+ * PostgreSQL: one round trip per claim. The function (migration 0016) claims every key or none and answers
+ * the holder of a live key; a concurrent claim of the same key waits on the primary key until the first commits.
+ */
+async function claimInOneCall(sql: SqlClient, { sourceId, keys, eventId, nowMs }: Claim): Promise<string | null> {
+  const [row] = await sql.all<{ holder: string | null }>('SELECT relay_claim_dedup_keys(?, ?, ?, ?, ?) AS holder', [
+    sourceId,
+    keys.map(({ key }) => key),
+    keys.map(({ windowMs }) => nowMs + windowMs),
+    eventId,
+    nowMs,
+  ]);
+  return row?.holder ?? null;
 }
 
 interface Holder {
@@ -121,9 +105,9 @@ function claimBatch(sql: SqlClient, claims: Claim[]): Promise<Array<string | nul
 }
 
 export function createDedupLedger(sql: SqlClient): DedupLedger {
-  // PostgreSQL keeps one transaction per claim: batching claims there could deadlock two gateways
+  // PostgreSQL keeps one call (one transaction) per claim: batching claims there could deadlock two gateways
   // whose batches take the same keys in different orders, and its connection pool already runs them side by side.
-  const claim = sql.kind === 'sqlite' ? tickBatcher((claims: Claim[]) => claimBatch(sql, claims)) : (one: Claim) => claimAlone(sql, one);
+  const claim = sql.kind === 'sqlite' ? tickBatcher((claims: Claim[]) => claimBatch(sql, claims)) : (one: Claim) => claimInOneCall(sql, one);
   return {
     claim: (sourceId, keys, eventId, nowMs) => claim({ sourceId, keys, eventId, nowMs }),
     async release(sourceId, keys, eventId) {
