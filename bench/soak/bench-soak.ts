@@ -41,6 +41,7 @@ import { apiClient } from '../../libs/testing/api-client.js';
 import { startKafkaMock } from '../../libs/testing/kafka-mock.js';
 import { createTestDatabase } from '../../libs/testing/postgres.js';
 import { startRelayProcess, tempDataDir, type RelayProcess } from '../../libs/testing/relay-child-process.js';
+import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
 import { startTarget } from '../ingest/target-client.js';
 import { startBenchSink, type BenchSink } from '../relay/sink-client.js';
 import { BODY_BYTES, signedWebhook } from '../signed-webhook.js';
@@ -199,14 +200,14 @@ async function settle(deployment: Deployment, paths: string[], sink: BenchSink):
   const startedAt = Date.now();
   await new Promise((resolve) => setTimeout(resolve, FRESH_DESTINATION_MS + 1_000));
   const dispatcher = new Agent({ connections: 4 });
-  const before = (await sink.counts()).total;
-  const send = webhookSender(deployment.ingestUrl, paths, dispatcher);
-  for (let n = 0; n < paths.length; n += 1) if ((await send()).status !== 200) throw new Error('a settling webhook was not acknowledged');
-  while ((await sink.counts()).total - before < paths.length) {
-    if (Date.now() - startedAt > FRESH_DESTINATION_MS + DRAIN_TIMEOUT_MS) throw new Error('the settling webhooks were not delivered');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+  try {
+    const before = (await sink.counts()).total;
+    const send = webhookSender(deployment.ingestUrl, paths, dispatcher);
+    for (let n = 0; n < paths.length; n += 1) if ((await send()).status !== 200) throw new Error('a settling webhook was not acknowledged');
+    await waitFor('the settling webhooks delivered', async () => (await sink.counts()).total - before >= paths.length, isTrue, DRAIN_TIMEOUT_MS, 200);
+  } finally {
+    await dispatcher.close();
   }
-  await dispatcher.close();
   console.log(`settled: the destination is past relay.fresh's window and delivered through its own topic, ${((Date.now() - startedAt) / 1000).toFixed(0)} s after its creation`);
 }
 

@@ -26,6 +26,7 @@ export interface Config {
   kafkaMaxWaitMs: number;
   /** Consumer group session timeout: how long a vanished member holds its partitions. */
   kafkaSessionTimeoutMs: number;
+  /** A busy gateway sends at most one Kafka produce request per this time, with every webhook of it. */
   kafkaIngestGatherMs: number;
   apiKey?: string;
   org: string;
