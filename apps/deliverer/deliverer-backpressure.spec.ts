@@ -96,8 +96,10 @@ describe('deliverer: backpressure', function () {
 
   it('when the circuit opens under a window of requests in flight, records each of them once and starts nothing more until the trial, using no retry', async function () {
     await startHarness(4);
-    // The first four, all in flight at once, fail: the circuit opens while their answers come in.
-    failing.setBehaviour((_request, index) => (index < 4 ? respond(500, { delayMs: 100 }) : respond(200)));
+    // The first four, all in flight at once, fail together: the circuit opens while their answers come
+    // in, before a success of a job started after one of them could bring the failure rate down to 50%.
+    const allFourArrived = failing.waitForRequests(4);
+    failing.setBehaviour((_request, index) => (index < 4 ? respond(500, { after: allFourArrived }) : respond(200)));
     const troubled = await h.addDestination({ url: failing.url, retryPolicy: RETRY_POLICY });
     const jobs = [];
     for (let n = 1; n <= 8; n += 1) jobs.push(h.jobFor(troubled.id));

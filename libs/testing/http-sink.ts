@@ -18,7 +18,15 @@ export interface RecordedRequest {
 }
 
 export type SinkResponse =
-  | { kind: 'respond'; status: number; headers?: Record<string, string>; body?: string | Buffer; delayMs?: number }
+  | {
+      kind: 'respond';
+      status: number;
+      headers?: Record<string, string>;
+      body?: string | Buffer;
+      delayMs?: number;
+      /** Held until this settles (then `delayMs`): answers a test wants to arrive together wait for one signal. */
+      after?: Promise<unknown>;
+    }
   /** Never answers; the socket stays open until the client gives up or the sink closes. */
   | { kind: 'hang' }
   /** Destroys the socket after reading the request: the client sees a reset / closed connection. */
@@ -107,12 +115,20 @@ export async function startHttpSink(behaviour: SinkBehaviour = [respond(200, { b
       res.writeHead(response.status, response.headers);
       res.end(response.body);
     };
-    if (!response.delayMs) return send();
-    const timer = setTimeout(() => {
-      pendingTimers.delete(timer);
-      send();
-    }, response.delayMs);
-    pendingTimers.add(timer);
+    const sendInTime = (): void => {
+      if (!response.delayMs) return send();
+      const timer = setTimeout(() => {
+        pendingTimers.delete(timer);
+        send();
+      }, response.delayMs);
+      pendingTimers.add(timer);
+    };
+    if (!response.after) return sendInTime();
+    // A socket dropped meanwhile (goDown, close) is not written to.
+    const sendUnlessDropped = (): void => {
+      if (!res.destroyed) sendInTime();
+    };
+    response.after.then(sendUnlessDropped, sendUnlessDropped);
   }
 
   function dropConnections(): void {
