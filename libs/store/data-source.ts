@@ -21,6 +21,7 @@ import { SearchIndexer1795305600011 } from './migrations/0012-search-indexer.js'
 import { ReplaySnapshotChunks1795305600013 } from './migrations/0014-replay-snapshot-chunks.js';
 import { HandedOverAttempts1795305600014 } from './migrations/0015-handed-over-attempts.js';
 import { DedupClaimFunction1795305600015 } from './migrations/0016-dedup-claim-function.js';
+import { DedupClaimBatchFunction1795305600016 } from './migrations/0017-dedup-claim-batch-function.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -47,6 +48,7 @@ export const FOUNDATION_MIGRATIONS = [
   ReplaySnapshotChunks1795305600013,
   HandedOverAttempts1795305600014,
   DedupClaimFunction1795305600015,
+  DedupClaimBatchFunction1795305600016,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';

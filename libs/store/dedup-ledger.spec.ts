@@ -116,3 +116,48 @@ for (const { name, table, open } of LEDGERS) describeEachStore(name, (target) =>
     expect(rows.map((row) => row.dedup_key)).to.deep.equal(['pid:long']);
   });
 });
+
+describeEachStore('DedupLedger of several gateways', (target) => {
+  let fixture: StoreFixture;
+
+  before(async function () {
+    fixture = await openStoreFixture(this, target);
+  });
+
+  after(async () => {
+    await fixture?.close();
+  });
+
+  it('settles claims made together that cross over the same keys in opposite orders, each all or nothing', async () => {
+    const sourceId = (await fixture.createSource()).id;
+    if (target.name === 'postgres') {
+      // A slow disk, in effect: each key takes 20 ms to write, so the two gateways' calls overlap key by key.
+      await fixture.store.sql.run(`CREATE FUNCTION slow_dedup_key() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.02); RETURN NEW; END $$`);
+      await fixture.store.sql.run('CREATE TRIGGER slow_dedup_key BEFORE INSERT ON dedup_keys FOR EACH ROW EXECUTE FUNCTION slow_dedup_key()');
+    }
+    const [first, second] = [createDedupLedger(fixture.store.sql), createDedupLedger(fixture.store.sql)];
+    for (let round = 0; round < 10; round += 1) {
+      const named = (name: string) => key(`${name}:${round}`);
+      // The first gateway's call takes a, z, then m; the second's m, then z: without one lock order they could wait on each other.
+      const claims = [
+        { ledger: first, keys: [named('a'), named('z')], eventId: `evt_az_${round}` },
+        { ledger: first, keys: [named('m')], eventId: `evt_m1_${round}` },
+        { ledger: second, keys: [named('m')], eventId: `evt_m2_${round}` },
+        { ledger: second, keys: [named('z')], eventId: `evt_z_${round}` },
+      ];
+      const holders = await Promise.all(claims.map(({ ledger, keys, eventId }) => ledger.claim(sourceId, keys, eventId, NOW)));
+      const granted = claims.filter((_, index) => holders[index] === null).map(({ eventId }) => eventId);
+      expect(granted.filter((eventId) => eventId.startsWith('evt_m')), 'one claim of m').to.have.length(1);
+      expect(granted.filter((eventId) => eventId.startsWith('evt_az') || eventId.startsWith('evt_z')), 'one claim of z').to.have.length(1);
+      const rows = await fixture.store.sql.all<{ dedup_key: string; event_id: string }>('SELECT dedup_key, event_id FROM dedup_keys WHERE source_id = ? AND dedup_key LIKE ?', [
+        sourceId,
+        `%:${round}`,
+      ]);
+      const heldBy = new Map(rows.map((row) => [row.dedup_key, row.event_id]));
+      for (const { keys, eventId } of claims.filter(({ eventId }) => granted.includes(eventId))) {
+        for (const { key: name } of keys) expect(heldBy.get(name), `${eventId} holds ${name}`).to.equal(eventId);
+      }
+      expect(heldBy.has(`a:${round}`), 'a, with z or not at all').to.equal(granted.includes(`evt_az_${round}`));
+    }
+  });
+});

@@ -10,9 +10,10 @@ export interface LedgerKey {
 /**
  * Dedup keys per source. `claim` checks and inserts every key in one atomic step: either all are
  * claimed for the new event (null), or the event id holding a live key is returned and nothing changes.
- * On PostgreSQL a concurrent claim of the same key waits on the primary key until the first commits,
- * then sees it. On SQLite the write transaction excludes every other writer; the claims made in one
- * event-loop turn share one transaction (one commit), each claim atomic within it and seeing the earlier ones.
+ * Claims made together share one transaction (one commit), each claim atomic within it and seeing the
+ * earlier ones: on SQLite those of one event-loop turn, whose write transaction excludes every other
+ * writer; on PostgreSQL those made while the previous call ran, and a concurrent claim of the same key
+ * elsewhere waits until the first commits, then sees it.
  */
 export interface DedupLedger {
   claim(sourceId: string, keys: LedgerKey[], eventId: string, nowMs: number): Promise<string | null>;
@@ -29,19 +30,36 @@ interface Claim {
   nowMs: number;
 }
 
+/** Claims whose first keys come first: see `claimBatchInOneCall`. */
+function byFirstKey(a: Claim, b: Claim): number {
+  const left = holderKey(a.sourceId, a.keys[0]!.key);
+  const right = holderKey(b.sourceId, b.keys[0]!.key);
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
 /**
- * PostgreSQL: one round trip per claim. The function (migration 0016) claims every key or none and answers
- * the holder of a live key; a concurrent claim of the same key waits on the primary key until the first commits.
+ * PostgreSQL: the claims of one turn in one round trip. The function (migration 0017) runs each claim
+ * all or nothing (0016's `relay_claim_dedup_keys`), in the order given, after locking every key the
+ * batch names in one order all gateways share, so two batches never wait on each other in a cycle.
+ * Claims of the same key in one batch are decided in arrival order (a stable sort by first key), the
+ * earlier one granted. A claim without keys is granted without asking.
  */
-async function claimInOneCall(sql: SqlClient, { sourceId, keys, eventId, nowMs }: Claim): Promise<string | null> {
-  const [row] = await sql.all<{ holder: string | null }>('SELECT relay_claim_dedup_keys(?, ?, ?, ?, ?) AS holder', [
-    sourceId,
-    keys.map(({ key }) => key),
-    keys.map(({ windowMs }) => nowMs + windowMs),
-    eventId,
-    nowMs,
+async function claimBatchInOneCall(sql: SqlClient, claims: Claim[]): Promise<Array<string | null>> {
+  const answers: Array<string | null> = claims.map(() => null);
+  const asked = claims.map((claim, index) => ({ claim, index })).filter(({ claim }) => claim.keys.length > 0);
+  if (asked.length === 0) return answers;
+  asked.sort((a, b) => byFirstKey(a.claim, b.claim));
+  const perKey = asked.flatMap(({ claim }, ordinal) => claim.keys.map(({ key, windowMs }) => ({ ordinal: ordinal + 1, claim, key, expiresAt: claim.nowMs + windowMs })));
+  const [row] = await sql.all<{ holders: Array<string | null> }>('SELECT relay_claim_dedup_key_batch(?, ?, ?, ?, ?, ?) AS holders', [
+    perKey.map(({ ordinal }) => ordinal),
+    perKey.map(({ claim }) => claim.sourceId),
+    perKey.map(({ key }) => key),
+    perKey.map(({ expiresAt }) => expiresAt),
+    perKey.map(({ claim }) => claim.eventId),
+    perKey.map(({ claim }) => claim.nowMs),
   ]);
-  return row?.holder ?? null;
+  asked.forEach(({ index }, ordinal) => (answers[index] = row?.holders[ordinal] ?? null));
+  return answers;
 }
 
 interface Holder {
@@ -105,9 +123,12 @@ function claimBatch(sql: SqlClient, claims: Claim[]): Promise<Array<string | nul
 }
 
 export function createDedupLedger(sql: SqlClient): DedupLedger {
-  // PostgreSQL keeps one call (one transaction) per claim: batching claims there could deadlock two gateways
-  // whose batches take the same keys in different orders, and its connection pool already runs them side by side.
-  const claim = sql.kind === 'sqlite' ? tickBatcher((claims: Claim[]) => claimBatch(sql, claims)) : (one: Claim) => claimInOneCall(sql, one);
+  // On PostgreSQL one call at a time: a call is one short round trip, and the claims made meanwhile go in the
+  // next, so a busy gateway sends one query for many webhooks (each query is a socket write on both ends).
+  const claim =
+    sql.kind === 'sqlite'
+      ? tickBatcher((claims: Claim[]) => claimBatch(sql, claims))
+      : tickBatcher((claims: Claim[]) => claimBatchInOneCall(sql, claims), { serial: true });
   return {
     claim: (sourceId, keys, eventId, nowMs) => claim({ sourceId, keys, eventId, nowMs }),
     async release(sourceId, keys, eventId) {
