@@ -1,9 +1,12 @@
-// `npm run test:fast`: every suite but the end-to-end ones, for the edit-test loop (about 2 minutes).
+// `npm run test:fast`: every suite but the end-to-end ones, for the edit-test loop (about 2 minutes), its
+// files spread over one worker per core (the suites share nothing: each opens its own database and ports).
 // `npm test` (CI) runs everything. Left out here: whole relays and role processes (apps/relay), the
 // CLI as a child process, the browser, SIGKILL crash loops and the Kafka broker suites (the mock holds
 // every fetch for the consumer's full wait).
 module.exports = {
   ...require('./.mocharc.json'),
+  parallel: true,
+  jobs: Math.max(2, require('node:os').availableParallelism()),
   spec: ['apps/**/*.spec.ts', 'libs/**/*.spec.ts'],
   ignore: [
     'apps/relay/**',

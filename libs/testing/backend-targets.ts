@@ -30,6 +30,12 @@ export function embeddedLogOn(store: StoreTarget): BackendTarget {
 
 const embeddedSqlite = embeddedLogOn(sqlite);
 
+/**
+ * The fetch wait of relays on the mock cluster: short, since the mock holds a fetch that finds no records
+ * for the whole wait even when records arrive meanwhile, so each hop's latency varies by up to one wait.
+ */
+export const MOCK_FETCH_WAIT_MS = 100;
+
 const kafkaPostgres: BackendTarget = {
   name: 'Kafka mock cluster + PostgreSQL',
   async prepare(mocha) {
@@ -42,7 +48,7 @@ const kafkaPostgres: BackendTarget = {
     const store = await postgres.prepare(mocha);
     const kafka = await startKafkaMock();
     return {
-      env: { RELAY_DATA_DIR: store.dataDir, DATABASE_URL: store.databaseUrl!, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_MAX_WAIT_MS: '100', KAFKA_SESSION_TIMEOUT_MS: '6000' },
+      env: { RELAY_DATA_DIR: store.dataDir, DATABASE_URL: store.databaseUrl!, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_MAX_WAIT_MS: String(MOCK_FETCH_WAIT_MS), KAFKA_SESSION_TIMEOUT_MS: '6000' },
       cleanup: async () => {
         await kafka.stop();
         await store.cleanup();
