@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { loadConfig } from '../../libs/config/config.js';
 import { RelayError } from '../../libs/errors/errors.js';
 import { createLogger } from '../../libs/logging/logger.js';
+import { MOCK_FETCH_WAIT_MS } from '../../libs/testing/backend-targets.js';
 import { kcatAvailable, startKafkaMock, type KafkaMockCluster } from '../../libs/testing/kafka-mock.js';
 import { STORE_TARGETS } from '../../libs/testing/store-targets.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
@@ -55,7 +56,7 @@ describe('/readyz on the Kafka adapter [Kafka mock cluster + SQLite]', function 
     const store = await STORE_TARGETS[0]!.prepare(this);
     cleanupStore = store.cleanup;
     kafka = await startKafkaMock();
-    const env = { RELAY_DATA_DIR: store.dataDir, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_MAX_WAIT_MS: '100', PORT: '0', HOST: '127.0.0.1' };
+    const env = { RELAY_DATA_DIR: store.dataDir, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_MAX_WAIT_MS: String(MOCK_FETCH_WAIT_MS), PORT: '0', HOST: '127.0.0.1' };
     relay = await startRelay(loadConfig(env), { logger: createLogger({ level: 'silent' }) });
   });
 

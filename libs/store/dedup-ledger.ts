@@ -30,25 +30,17 @@ interface Claim {
   nowMs: number;
 }
 
-/** Claims whose first keys come first: see `claimBatchInOneCall`. */
-function byFirstKey(a: Claim, b: Claim): number {
-  const left = holderKey(a.sourceId, a.keys[0]!.key);
-  const right = holderKey(b.sourceId, b.keys[0]!.key);
-  return left < right ? -1 : left > right ? 1 : 0;
-}
-
 /**
- * PostgreSQL: the claims of one turn in one round trip. The function (migration 0017) runs each claim
- * all or nothing (0016's `relay_claim_dedup_keys`), in the order given, after locking every key the
- * batch names in one order all gateways share, so two batches never wait on each other in a cycle.
- * Claims of the same key in one batch are decided in arrival order (a stable sort by first key), the
- * earlier one granted. A claim without keys is granted without asking.
+ * PostgreSQL: the claims made while the previous call ran (or in one turn, when none ran) in one round
+ * trip. The function (migration 0017) locks every key the batch names in one order all gateways share,
+ * so two batches never wait on each other in a cycle, then runs each claim all or nothing (0016's
+ * `relay_claim_dedup_keys`) in arrival order: of two claims of one key, the earlier is granted. A claim
+ * without keys is granted without asking.
  */
 async function claimBatchInOneCall(sql: SqlClient, claims: Claim[]): Promise<Array<string | null>> {
   const answers: Array<string | null> = claims.map(() => null);
   const asked = claims.map((claim, index) => ({ claim, index })).filter(({ claim }) => claim.keys.length > 0);
   if (asked.length === 0) return answers;
-  asked.sort((a, b) => byFirstKey(a.claim, b.claim));
   const perKey = asked.flatMap(({ claim }, ordinal) => claim.keys.map(({ key, windowMs }) => ({ ordinal: ordinal + 1, claim, key, expiresAt: claim.nowMs + windowMs })));
   const [row] = await sql.all<{ holders: Array<string | null> }>('SELECT relay_claim_dedup_key_batch(?, ?, ?, ?, ?, ?) AS holders', [
     perKey.map(({ ordinal }) => ordinal),

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue 22: on PostgreSQL, the dedup claims of one turn in one round trip. `relay_claim_dedup_key_batch`
+ * Issue 22: on PostgreSQL, a gateway's dedup claims made together in one round trip. `relay_claim_dedup_key_batch`
  * takes the claims flattened to one row per key (`p_claims` numbers each key's claim, 1, 2, ... in
  * order) and answers one holder per claim, in order, NULL where the claim got every key: each claim is
  * `relay_claim_dedup_keys` (0016), all or nothing on its own. A batch holds the keys it took until it
