@@ -147,16 +147,19 @@ export class KafkaConsumer implements Consumer {
       sessionTimeout: settings.sessionTimeoutMs,
       rebalanceTimeout: settings.rebalanceTimeoutMs,
     });
-    const commits = new OffsetCommits(client, settings.commitIntervalMs, (error, offsets) =>
-      logger.warn({ err: error, groupId: this.options.groupId, offsets }, 'Kafka offset commit failed; the records handled since the last commit may be delivered again'),
-    );
+    const commits = new OffsetCommits(client, {
+      intervalMs: settings.commitIntervalMs,
+      onFailure: (error, offsets) =>
+        logger.warn({ err: error, groupId: this.options.groupId, offsets }, 'Kafka offset commit failed; the records handled since the last commit may be delivered again'),
+    });
     // What this member handled is committed before the group reassigns it, so its next owner starts after it.
     client.on(client.events.REBALANCING, () => void commits.flush());
     client.on(client.events.GROUP_JOIN, ({ payload }) => {
       this.assigned = Object.entries(payload.memberAssignment)
         .map(([topic, partitions]) => ({ topic, partitions: [...partitions].sort((a, b) => a - b) }))
         .filter((entry) => entry.partitions.length > 0);
-      commits.keepOnly((topic, partition) => this.isAssigned(topic, partition));
+      const owned = new Set(this.assigned.flatMap((entry) => entry.partitions.map((partition) => `${entry.topic}:${partition}`)));
+      commits.assigned((topic, partition) => owned.has(`${topic}:${partition}`));
       this.syncPauses(client);
       const partitions = this.assigned.reduce((sum, entry) => sum + entry.partitions.length, 0);
       this.host.settings.onGroupJoin?.({ groupId: this.options.groupId, durationMs: payload.duration, partitions });

@@ -7,44 +7,75 @@ export interface PartitionOffset {
   offset: string;
 }
 
+export interface OffsetCommitsOptions {
+  /** At most one OffsetCommit in this time. */
+  intervalMs: number;
+  /** Told of a commit given up on (not retriable, or still failing after the retries). */
+  onFailure: (error: unknown, offsets: PartitionOffset[]) => void;
+  /** Tries of a commit whose failure kafkajs calls retriable (a coordinator moving, a rebalance starting). */
+  attempts?: number;
+}
+
 /**
  * A member's handled offsets, committed in the background: one OffsetCommit every `intervalMs` at most,
  * carrying the latest handled offset of every partition, instead of one per handled batch (at a few
  * hundred events a second a hop handles about one record per fetch, so that was a commit per record
  * per hop). Only handled offsets are ever added, so at least once holds; what a crash can cost is the
  * records handled in the last interval, delivered again. A stop or a rebalance commits at once (`flush`).
+ * A retriable failure is tried again, one interval later, for the partitions still owned (a commit for a
+ * partition another member now reads could move its offset back); what is given up on is read again.
  */
 export class OffsetCommits {
   private pending = new Map<string, PartitionOffset>();
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<void> = Promise.resolve();
+  /** The member's partitions as of its last group join; a stop keeps them until it has committed. */
+  private owns: (topic: string, partition: number) => boolean = () => true;
 
   constructor(
-    private readonly client: KafkaJsConsumer,
-    private readonly intervalMs: number,
-    private readonly onFailure: (error: unknown, offsets: PartitionOffset[]) => void,
+    private readonly client: Pick<KafkaJsConsumer, 'commitOffsets'>,
+    private readonly options: OffsetCommitsOptions,
   ) {}
 
   add(offset: PartitionOffset): void {
     this.pending.set(`${offset.topic}:${offset.partition}`, offset);
-    this.timer ??= setTimeout(() => void this.flush(), this.intervalMs);
+    this.timer ??= setTimeout(() => void this.flush(), this.options.intervalMs);
   }
 
-  /** Drops what is pending for partitions this member no longer has (a rebalance gave them to another). */
-  keepOnly(owned: (topic: string, partition: number) => boolean): void {
-    for (const [key, { topic, partition }] of this.pending) if (!owned(topic, partition)) this.pending.delete(key);
+  /** A group join: drops what is pending (or being tried again) for partitions a rebalance gave to another member. */
+  assigned(owns: (topic: string, partition: number) => boolean): void {
+    this.owns = owns;
+    for (const [key, { topic, partition }] of this.pending) if (!owns(topic, partition)) this.pending.delete(key);
   }
 
-  /** Commits what is pending now, after the commit in flight; resolves once it is answered. */
+  /** Commits what is pending now, after the commit in flight; resolves once it is answered or given up on. */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.inFlight = this.inFlight.then(async () => {
       if (this.pending.size === 0) return;
-      const offsets = [...this.pending.values()];
+      let offsets = [...this.pending.values()];
       this.pending = new Map();
-      await this.client.commitOffsets(offsets).catch((error: unknown) => this.onFailure(error, offsets));
+      const attempts = this.options.attempts ?? 3;
+      for (let attempt = 1; offsets.length > 0; attempt += 1) {
+        try {
+          await this.client.commitOffsets(offsets);
+          return;
+        } catch (error) {
+          if (attempt >= attempts || !isRetriable(error)) {
+            this.options.onFailure(error, offsets);
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, this.options.intervalMs));
+          offsets = offsets.filter(({ topic, partition }) => this.owns(topic, partition));
+        }
+      }
     });
     return this.inFlight;
   }
+}
+
+/** kafkajs marks the errors worth another try (its protocol errors and connection failures) `retriable`. */
+function isRetriable(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { retriable?: unknown }).retriable === true;
 }

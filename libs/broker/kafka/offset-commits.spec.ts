@@ -1,0 +1,77 @@
+import { expect } from 'chai';
+import { OffsetCommits, type PartitionOffset } from './offset-commits.js';
+
+/** What kafkajs throws for a protocol error it would retry itself, such as a coordinator moving. */
+class RetriableCommitError extends Error {
+  readonly retriable = true;
+}
+
+/** The group coordinator's side of OffsetCommit: it answers each request with the next planned failure, then accepts. */
+function coordinator(failures: Error[]) {
+  const committed: PartitionOffset[][] = [];
+  return {
+    committed,
+    async commitOffsets(offsets: PartitionOffset[]) {
+      const failure = failures.shift();
+      if (failure) throw failure;
+      committed.push(offsets);
+    },
+  };
+}
+
+const at = (partition: number, offset: string): PartitionOffset => ({ topic: 't', partition, offset });
+
+describe('OffsetCommits', function () {
+  it('tries a retriable failure again and commits', async function () {
+    const group = coordinator([new RetriableCommitError('NOT_COORDINATOR')]);
+    const givenUp: PartitionOffset[][] = [];
+    const commits = new OffsetCommits(group, { intervalMs: 1, onFailure: (_error, offsets) => givenUp.push(offsets) });
+    commits.add(at(0, '4'));
+    await commits.flush();
+    expect(group.committed).to.deep.equal([[at(0, '4')]]);
+    expect(givenUp).to.deep.equal([]);
+  });
+
+  it('gives up at once on a failure that is not retriable, and says which offsets', async function () {
+    const group = coordinator([new Error('GROUP_AUTHORIZATION_FAILED')]);
+    const givenUp: PartitionOffset[][] = [];
+    const commits = new OffsetCommits(group, { intervalMs: 1, onFailure: (_error, offsets) => givenUp.push(offsets) });
+    commits.add(at(0, '4'));
+    await commits.flush();
+    expect(group.committed).to.deep.equal([]);
+    expect(givenUp).to.deep.equal([[at(0, '4')]]);
+  });
+
+  it('gives up after its attempts', async function () {
+    const group = coordinator([1, 2, 3].map(() => new RetriableCommitError('REBALANCE_IN_PROGRESS')));
+    const givenUp: PartitionOffset[][] = [];
+    const commits = new OffsetCommits(group, { intervalMs: 1, attempts: 3, onFailure: (_error, offsets) => givenUp.push(offsets) });
+    commits.add(at(0, '4'));
+    await commits.flush();
+    expect(group.committed).to.deep.equal([]);
+    expect(givenUp).to.deep.equal([[at(0, '4')]]);
+  });
+
+  it('tries again only the partitions a group join left with this member', async function () {
+    const group = coordinator([new RetriableCommitError('REBALANCE_IN_PROGRESS')]);
+    const commits = new OffsetCommits(group, { intervalMs: 1, onFailure: () => undefined });
+    commits.assigned(() => true);
+    commits.add(at(0, '4'));
+    commits.add(at(1, '9'));
+    const flushed = commits.flush();
+    // The rebalance the failure announced ends before the retry: partition 1 went to another member.
+    commits.assigned((_topic, partition) => partition === 0);
+    await flushed;
+    expect(group.committed).to.deep.equal([[at(0, '4')]]);
+  });
+
+  it('keeps the latest handled offset of each partition for the next commit', async function () {
+    const group = coordinator([]);
+    const commits = new OffsetCommits(group, { intervalMs: 60_000, onFailure: () => undefined });
+    commits.add(at(0, '4'));
+    commits.add(at(0, '7'));
+    commits.add(at(2, '1'));
+    await commits.flush();
+    expect(group.committed).to.deep.equal([[at(0, '7'), at(2, '1')]]);
+  });
+});
