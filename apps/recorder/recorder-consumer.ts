@@ -9,17 +9,21 @@ import { ATTEMPTS_TOPIC, RECORDER_GROUP } from '../../libs/pipeline/topology.js'
 
 
 /**
- * Writes one partition's attempts. On SQLite the batches of one event-loop turn share a transaction:
- * they would take turns on its one connection anyway, and a commit costs as much as writing several
- * attempts (with deliveries keeping up, a partition's batch holds only a few). On PostgreSQL each batch
- * keeps a transaction of its own, run beside the others.
+ * Writes one partition's attempts; the batches of several partitions share a transaction. On SQLite,
+ * those of one event-loop turn: they would take turns on its one connection anyway. On PostgreSQL, those
+ * that arrived while the previous transaction ran (one at a time per process): each transaction is
+ * seven statements and a commit whatever its size, and on Kafka a partition's batch holds a few
+ * attempts, so one transaction per batch was the recorder's cost (and the server's: about two commits
+ * an event). Rows are locked in id order inside, so recorders of other processes still never deadlock.
  */
 function attemptWriter(sql: SqlClient): (attempts: AttemptRecord[]) => Promise<void> {
-  if (sql.kind !== 'sqlite') return (attempts) => recordAttempts(sql, attempts);
-  return tickBatcher(async (batches: AttemptRecord[][]) => {
-    await recordAttempts(sql, batches.flat());
-    return batches.map(() => undefined);
-  });
+  return tickBatcher(
+    async (batches: AttemptRecord[][]) => {
+      await recordAttempts(sql, batches.flat());
+      return batches.map(() => undefined);
+    },
+    { serial: sql.kind !== 'sqlite' },
+  );
 }
 
 /** The recorder role: the only writer of delivery state, fed by `relay.attempts`. */
