@@ -21,11 +21,17 @@ function coordinator(failures: Error[]) {
 
 const at = (partition: number, offset: string): PartitionOffset => ({ topic: 't', partition, offset });
 
+/** Commits against a coordinator that fails as planned, remembering what was given up on. */
+function commitsAgainst(failures: Error[], attempts?: number) {
+  const group = coordinator(failures);
+  const givenUp: PartitionOffset[][] = [];
+  const commits = new OffsetCommits(group, { intervalMs: 1, attempts, onFailure: (_error, offsets) => givenUp.push(offsets) });
+  return { group, givenUp, commits };
+}
+
 describe('OffsetCommits', function () {
   it('tries a retriable failure again and commits', async function () {
-    const group = coordinator([new RetriableCommitError('NOT_COORDINATOR')]);
-    const givenUp: PartitionOffset[][] = [];
-    const commits = new OffsetCommits(group, { intervalMs: 1, onFailure: (_error, offsets) => givenUp.push(offsets) });
+    const { group, givenUp, commits } = commitsAgainst([new RetriableCommitError('NOT_COORDINATOR')]);
     commits.add(at(0, '4'));
     await commits.flush();
     expect(group.committed).to.deep.equal([[at(0, '4')]]);
@@ -33,9 +39,7 @@ describe('OffsetCommits', function () {
   });
 
   it('gives up at once on a failure that is not retriable, and says which offsets', async function () {
-    const group = coordinator([new Error('GROUP_AUTHORIZATION_FAILED')]);
-    const givenUp: PartitionOffset[][] = [];
-    const commits = new OffsetCommits(group, { intervalMs: 1, onFailure: (_error, offsets) => givenUp.push(offsets) });
+    const { group, givenUp, commits } = commitsAgainst([new Error('GROUP_AUTHORIZATION_FAILED')]);
     commits.add(at(0, '4'));
     await commits.flush();
     expect(group.committed).to.deep.equal([]);
@@ -43,9 +47,7 @@ describe('OffsetCommits', function () {
   });
 
   it('gives up after its attempts', async function () {
-    const group = coordinator([1, 2, 3].map(() => new RetriableCommitError('REBALANCE_IN_PROGRESS')));
-    const givenUp: PartitionOffset[][] = [];
-    const commits = new OffsetCommits(group, { intervalMs: 1, attempts: 3, onFailure: (_error, offsets) => givenUp.push(offsets) });
+    const { group, givenUp, commits } = commitsAgainst([1, 2, 3].map(() => new RetriableCommitError('REBALANCE_IN_PROGRESS')), 3);
     commits.add(at(0, '4'));
     await commits.flush();
     expect(group.committed).to.deep.equal([]);
@@ -53,8 +55,7 @@ describe('OffsetCommits', function () {
   });
 
   it('tries again only the partitions a group join left with this member', async function () {
-    const group = coordinator([new RetriableCommitError('REBALANCE_IN_PROGRESS')]);
-    const commits = new OffsetCommits(group, { intervalMs: 1, onFailure: () => undefined });
+    const { group, commits } = commitsAgainst([new RetriableCommitError('REBALANCE_IN_PROGRESS')]);
     commits.assigned(() => true);
     commits.add(at(0, '4'));
     commits.add(at(1, '9'));
