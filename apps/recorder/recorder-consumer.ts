@@ -1,4 +1,4 @@
-import type { Broker } from '../../libs/broker/broker.js';
+import type { Broker, RecordBatch } from '../../libs/broker/broker.js';
 import { decodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
 import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
@@ -26,22 +26,27 @@ function attemptWriter(sql: SqlClient): (attempts: AttemptRecord[]) => Promise<v
   );
 }
 
+/** The handler of `relay.attempts`: each batch's attempts written, a record that fails on its own set aside. */
+export function createAttemptsHandler(sql: SqlClient, deadLetters: DeadLetters): (batch: RecordBatch) => Promise<void> {
+  const write = attemptWriter(sql);
+  return (batch) =>
+    handleIsolatingPoison(batch.records, {
+      all: (records) => write(records.map(decodeAttemptRecord)),
+      // Alone means its own transaction, not one shared with other partitions' batches.
+      one: (record) => recordAttempts(sql, [decodeAttemptRecord(record)]),
+      deadLetter: (record, error) => deadLetterPoison(deadLetters, record, error),
+      markEvent: (record, error) => failUnrecordedAttempt(sql, decodeAttemptRecord(record), poisonReason(error).detail),
+    });
+}
+
 /** The recorder role: the only writer of delivery state, fed by `relay.attempts`. */
 export function createRecorderConsumer(broker: Broker, sql: SqlClient, deadLetters: DeadLetters) {
-  const write = attemptWriter(sql);
   return broker.consumer({
     groupId: RECORDER_GROUP,
     topics: [ATTEMPTS_TOPIC],
     fromBeginning: true,
     maxBatchSize: 1000,
     concurrency: 4,
-    handleBatch: (batch) =>
-      handleIsolatingPoison(batch.records, {
-        all: (records) => write(records.map(decodeAttemptRecord)),
-        // Alone means its own transaction, not one shared with other partitions' batches of the turn.
-        one: (record) => recordAttempts(sql, [decodeAttemptRecord(record)]),
-        deadLetter: (record, error) => deadLetterPoison(deadLetters, record, error),
-        markEvent: (record, error) => failUnrecordedAttempt(sql, decodeAttemptRecord(record), poisonReason(error).detail),
-      }),
+    handleBatch: createAttemptsHandler(sql, deadLetters),
   });
 }
