@@ -1,4 +1,5 @@
 import type { Consumer as KafkaJsConsumer } from 'kafkajs';
+import { toBrokerError } from './kafka-errors.js';
 
 export interface PartitionOffset {
   topic: string;
@@ -12,7 +13,7 @@ export interface OffsetCommitsOptions {
   intervalMs: number;
   /** Told of a commit given up on (not retriable, or still failing after the retries). */
   onFailure: (error: unknown, offsets: PartitionOffset[]) => void;
-  /** Tries of a commit whose failure kafkajs calls retriable (a coordinator moving, a rebalance starting). */
+  /** Tries of a commit whose failure is retriable as the adapter classifies kafkajs errors (a coordinator moving, a rebalance starting). */
   attempts?: number;
 }
 
@@ -62,7 +63,7 @@ export class OffsetCommits {
           await this.client.commitOffsets(offsets);
           return;
         } catch (error) {
-          if (attempt >= attempts || !isRetriable(error)) {
+          if (attempt >= attempts || !toBrokerError(error, 'Kafka offset commit').retriable) {
             this.options.onFailure(error, offsets);
             return;
           }
@@ -73,9 +74,4 @@ export class OffsetCommits {
     });
     return this.inFlight;
   }
-}
-
-/** kafkajs marks the errors worth another try (its protocol errors and connection failures) `retriable`. */
-function isRetriable(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { retriable?: unknown }).retriable === true;
 }
