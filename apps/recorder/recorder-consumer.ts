@@ -13,8 +13,9 @@ import { ATTEMPTS_TOPIC, RECORDER_GROUP } from '../../libs/pipeline/topology.js'
  * those of one event-loop turn: they would take turns on its one connection anyway. On PostgreSQL, those
  * that arrived while the previous transaction ran (one at a time per process): each transaction is
  * seven statements and a commit whatever its size, and on Kafka a partition's batch holds a few
- * attempts, so one transaction per batch was the recorder's cost (and the server's: about two commits
- * an event). Rows are locked in id order inside, so recorders of other processes still never deadlock.
+ * attempts, so one transaction per batch cost more in statements than its writes (docs/DECISIONS.md,
+ * Pipeline, "Recorder"). Rows are locked in id order inside, so recorders of other processes still
+ * never deadlock.
  */
 function attemptWriter(sql: SqlClient): (attempts: AttemptRecord[]) => Promise<void> {
   return tickBatcher(
