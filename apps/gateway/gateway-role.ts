@@ -1,7 +1,7 @@
 import { sealedPayload } from '../../libs/payload/stored-payload.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
 import { createDedupLedger, type DedupLedger } from '../../libs/store/dedup-ledger.js';
-import { openDedupJournal } from '../../libs/store/dedup-journal.js';
+import { openDedupJournalFile } from '../../libs/store/dedup-journal.js';
 import { createMemoryRateWindows } from '../../libs/store/memory-rate-windows.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { ingestRouter } from './ingest-router.js';
@@ -27,11 +27,16 @@ export function gatewayRole(options: GatewayRoleOptions = {}): RoleBuilder<Gatew
     });
     // On the embedded log this process is the only gateway (the log has one owner), so rate windows are
     // counted in memory; with the SQLite store beside that log, nothing else can write its dedup journal
-    // either, so claims are decided in memory and appended (docs/DECISIONS.md).
+    // either, so claims are decided in memory and appended to a file of the journal's own (docs/DECISIONS.md).
     const shared = Boolean(config.kafkaBrokers || config.databaseUrl);
     const journal = shared
       ? undefined
-      : await openDedupJournal(store.sql, { onPurgeError: (error) => logger.warn({ err: error }, 'dedup journal purge failed') });
+      : await openDedupJournalFile({
+          dataDir: config.dataDir,
+          store: store.sql,
+          onPurgeError: (error) => logger.warn({ err: error }, 'dedup journal purge failed'),
+          onBackgroundError: (error) => logger.warn({ err: error }, 'dedup journal checkpoint failed'),
+        });
     if (journal) metrics.observeDedupIndex(journal.indexedKeys);
     const dedup = journal ?? createDedupLedger(store.sql);
     const routes = ingestRouter({

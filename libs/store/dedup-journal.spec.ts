@@ -1,7 +1,10 @@
+import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { describeEachStore } from '../testing/store-targets.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describeEachStore, STORE_TARGETS } from '../testing/store-targets.js';
 import type { LedgerKey } from './dedup-ledger.js';
-import { openDedupJournal, type DedupJournal } from './dedup-journal.js';
+import { DEDUP_JOURNAL_FILE, openDedupJournal, openDedupJournalFile, type DedupJournal } from './dedup-journal.js';
 import type { SqlClient } from './sql-client.js';
 import { openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
 
@@ -83,5 +86,57 @@ describeEachStore('DedupJournal beyond the shared contract', (target) => {
     await journal.purgeExpired(NOW + MINUTE);
     expect(journal.indexedKeys()).to.equal(before + 1);
     expect(await journal.claim(sourceId, [key('pid:1', 60 * MINUTE)], 'evt_2', NOW + MINUTE)).to.equal('evt_1');
+  });
+});
+
+// The embedded default's journal: a SQLite file of its own beside the store's.
+describe('DedupJournal in its own file', () => {
+  let fixture: StoreFixture;
+  let sourceId: string;
+  let journal: DedupJournal | undefined;
+  const openFile = async () => (journal = await openDedupJournalFile({ dataDir: fixture.dataDir, store: fixture.store.sql, now: () => NOW }));
+
+  beforeEach(async function () {
+    fixture = await openStoreFixture(this, STORE_TARGETS.find((target) => target.name === 'sqlite')!);
+    sourceId = (await fixture.createSource()).id;
+  });
+
+  afterEach(async () => {
+    await journal?.close();
+    journal = undefined;
+    await fixture.close();
+  });
+
+  it('commits a claim while another connection holds the store write lock', async function () {
+    // Before, it waited for the lock: up to the SQL client's busy timeout of 10 s, and then failed.
+    this.timeout(5_000);
+    await openFile();
+    const pipeline = new Database(path.join(fixture.dataDir, 'relay.sqlite'));
+    pipeline.exec('BEGIN IMMEDIATE');
+    try {
+      expect(await journal!.claim(sourceId, [key('hash:a')], 'evt_1', NOW)).to.equal(null);
+    } finally {
+      pipeline.exec('ROLLBACK');
+      pipeline.close();
+    }
+    expect(await journal!.claim(sourceId, [key('hash:a')], 'evt_2', NOW)).to.equal('evt_1');
+  });
+
+  it('takes over the live keys the store journal held before, and leaves the expired ones behind', async () => {
+    // Claimed by a journal in the store, as the relay wrote it before the journal had a file.
+    const inStore = await openDedupJournal(fixture.store.sql, { now: () => NOW });
+    await inStore.claim(sourceId, [key('hash:live')], 'evt_live', NOW - MINUTE);
+    await inStore.claim(sourceId, [key('hash:expired', MINUTE)], 'evt_expired', NOW - 2 * MINUTE);
+    await inStore.close();
+    await openFile();
+    expect(await fixture.store.sql.all('SELECT id FROM dedup_journal')).to.deep.equal([]);
+    expect(await journal!.claim(sourceId, [key('hash:live')], 'evt_1', NOW)).to.equal('evt_live');
+    expect(await journal!.claim(sourceId, [key('hash:expired')], 'evt_2', NOW)).to.equal(null);
+    expect(await journal!.claim(sourceId, [key('hash:new')], 'evt_3', NOW)).to.equal(null);
+  });
+
+  it('creates its file private, as the rest of the data directory', async () => {
+    await openFile();
+    expect(fs.statSync(path.join(fixture.dataDir, DEDUP_JOURNAL_FILE)).mode & 0o777).to.equal(0o600);
   });
 });

@@ -1,6 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { DedupLedger, LedgerKey } from './dedup-ledger.js';
 import { deleteInChunks } from './delete-in-chunks.js';
-import type { SqlClient } from './sql-client.js';
+import { openSqlClient, type SqlClient } from './sql-client.js';
 import { tickBatcher } from '../concurrency/tick-batcher.js';
 
 /**
@@ -15,6 +17,10 @@ import { tickBatcher } from '../concurrency/tick-batcher.js';
  * live key; it is rebuilt from the journal at start. A fingerprint only nominates rows: a claim whose
  * fingerprint is known reads those rows and compares source, key and expiry, so a collision never turns
  * a new webhook into a duplicate. Only one process may write a journal: ids are assigned here.
+ *
+ * Its rows live in a SQLite file of their own (`openDedupJournalFile`), not in the store's: a claim is
+ * acknowledged only once its append has committed, and in the store's file that commit waited for the
+ * pipeline threads' write transactions (docs/DECISIONS.md, Ingest).
  */
 export interface DedupJournal extends DedupLedger {
   /** Fingerprints held in memory: what the journal costs in memory, about 50 bytes each. */
@@ -98,6 +104,62 @@ class FingerprintIndex {
     const left = this.idsOf(fp).filter((held) => held !== id);
     if (left.length === 0) this.ids.delete(fp);
     else this.ids.set(fp, left.length === 1 ? left[0]! : left);
+  }
+}
+
+/** The journal's file in the data directory. */
+export const DEDUP_JOURNAL_FILE = 'dedup.sqlite';
+
+// The shape of the store's `dedup_journal` (migration 0006), which held the rows before this file did.
+const JOURNAL_SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS dedup_journal (id INTEGER PRIMARY KEY, fp BIGINT NOT NULL, source_id VARCHAR(40) NOT NULL,
+     dedup_key VARCHAR(300) NOT NULL, event_id VARCHAR(40) NOT NULL, expires_at BIGINT NOT NULL)`,
+  'CREATE INDEX IF NOT EXISTS ix_dedup_journal_expiry ON dedup_journal (expires_at)',
+];
+const JOURNAL_COLUMNS = 'id, fp, source_id, dedup_key, event_id, expires_at';
+
+export interface DedupJournalFileOptions extends DedupJournalOptions {
+  dataDir: string;
+  /** The store: rows its own `dedup_journal` still holds (written before the journal had a file) are moved here once. */
+  store: SqlClient;
+  /** Hears of failed background checkpoints of the file. */
+  onBackgroundError?: (error: Error) => void;
+}
+
+/** Opens the journal in its own file (`DEDUP_JOURNAL_FILE`), creating it private (0600) like the rest of the data directory. */
+export async function openDedupJournalFile(options: DedupJournalFileOptions): Promise<DedupJournal> {
+  fs.closeSync(fs.openSync(path.join(options.dataDir, DEDUP_JOURNAL_FILE), 'a', 0o600));
+  const sql = openSqlClient({ dataDir: options.dataDir, sqliteFile: DEDUP_JOURNAL_FILE, onBackgroundError: options.onBackgroundError });
+  try {
+    for (const statement of JOURNAL_SCHEMA) await sql.run(statement);
+    await moveStoreRows(options.store, sql, (options.now ?? Date.now)());
+    const journal = await openDedupJournal(sql, options);
+    return {
+      ...journal,
+      async close() {
+        await journal.close();
+        await sql.close();
+      },
+    };
+  } catch (error) {
+    await sql.close();
+    throw error;
+  }
+}
+
+/** Copies the live rows of the store's journal into the file, then deletes them there; a crash between the two copies them again, harmlessly. */
+async function moveStoreRows(store: SqlClient, file: SqlClient, nowMs: number): Promise<void> {
+  for (;;) {
+    const rows = await store.all<StoredRow & { fp: number }>(`SELECT ${JOURNAL_COLUMNS} FROM dedup_journal ORDER BY id LIMIT ${INSERT_ROWS}`);
+    if (rows.length === 0) return;
+    const live = rows.filter((row) => Number(row.expires_at) > nowMs);
+    if (live.length > 0) {
+      await file.run(
+        `INSERT OR IGNORE INTO dedup_journal (${JOURNAL_COLUMNS}) VALUES ${live.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
+        live.flatMap((row) => [row.id, row.fp, row.source_id, row.dedup_key, row.event_id, row.expires_at]),
+      );
+    }
+    await store.run('DELETE FROM dedup_journal WHERE id <= ?', [rows[rows.length - 1]!.id]);
   }
 }
 

@@ -148,6 +148,8 @@ function postgresClient(url: string, onBackgroundError: (error: Error) => void):
 export interface SqlClientOptions {
   databaseUrl?: string;
   dataDir: string;
+  /** Without `databaseUrl`, the SQLite file in `dataDir`: the store's `relay.sqlite` unless another is named. */
+  sqliteFile?: string;
   /** Told about errors no query is waiting for: PostgreSQL idle connections, SQLite checkpoints. */
   onBackgroundError?: (error: Error) => void;
 }
@@ -181,6 +183,6 @@ function classified(client: SqlClient, classify: (error: unknown) => unknown): S
 
 export function openSqlClient(options: SqlClientOptions): SqlClient {
   const onBackgroundError = options.onBackgroundError ?? (() => undefined);
-  if (!options.databaseUrl) return classified(sqliteClient(path.join(options.dataDir, 'relay.sqlite'), onBackgroundError), classifyStoreError);
+  if (!options.databaseUrl) return classified(sqliteClient(path.join(options.dataDir, options.sqliteFile ?? 'relay.sqlite'), onBackgroundError), classifyStoreError);
   return classified(postgresClient(options.databaseUrl, onBackgroundError), classifyPostgresError);
 }

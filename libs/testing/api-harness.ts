@@ -10,6 +10,8 @@ import { startRelay, type RelayOptions, type RunningRelay } from '../../apps/rel
 /** A running relay on one store backend with two organizations, A and B, each with its own key. */
 export interface ApiHarness {
   relay: RunningRelay;
+  /** The relay's data directory (its SQLite files when no `DATABASE_URL`). */
+  dataDir: string;
   url: string;
   /** Calls as organization A (default key) or with `{key}` as anyone else. */
   api: ApiCall;
@@ -82,6 +84,7 @@ export async function startApiHarness(mocha: Context, target: StoreTarget, optio
   const { key: keyB } = await relay.store.apiKeys.create(orgB.id, 'test', 'admin');
   const harness: ApiHarness = {
     relay,
+    dataDir: location.dataDir,
     url: relay.url,
     api: guarded(apiClient(relay.url, config.apiKey!)),
     keyA: config.apiKey!,

@@ -1,10 +1,14 @@
 import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Context } from 'mocha';
 import type { Plan } from '../config/config.js';
 import { apiClient, type ApiCall, type ApiResponse, type RequestOptions } from './api-client.js';
 import type { StoreTarget } from './store-targets.js';
 import { created, startApiHarness, type ApiHarness, type ApiHarnessOptions } from './api-harness.js';
 import { INGEST_TOPIC, ROUTER_GROUP } from '../pipeline/topology.js';
+import { DEDUP_JOURNAL_FILE } from '../store/dedup-journal.js';
+import { openSqlClient } from '../store/sql-client.js';
 import { isTrue, waitFor } from './wait-for.js';
 
 /** An event row as the router stored it, in the same shape on SQLite and PostgreSQL. */
@@ -98,9 +102,15 @@ export async function startIngestHarness(mocha: Context, target: StoreTarget, re
       }));
     },
     async ageDedupKeys(sourceId, ms) {
-      // Whichever ledger the relay runs: the keyed table with Kafka, the journal on the embedded log.
-      for (const table of ['dedup_keys', 'dedup_journal']) {
-        await api.relay.store.sql.run(`UPDATE ${table} SET expires_at = expires_at - ? WHERE source_id = ?`, [ms, sourceId]);
+      const age = 'SET expires_at = expires_at - ? WHERE source_id = ?';
+      // Whichever ledger the relay runs: the store's keyed table when shared, else the journal's own file.
+      await api.relay.store.sql.run(`UPDATE dedup_keys ${age}`, [ms, sourceId]);
+      if (!fs.existsSync(path.join(api.dataDir, DEDUP_JOURNAL_FILE))) return;
+      const journal = openSqlClient({ dataDir: api.dataDir, sqliteFile: DEDUP_JOURNAL_FILE });
+      try {
+        await journal.run(`UPDATE dedup_journal ${age}`, [ms, sourceId]);
+      } finally {
+        await journal.close();
       }
     },
     stop: () => api.stop(),

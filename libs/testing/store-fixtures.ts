@@ -9,6 +9,8 @@ import { openStore, type Store } from '../store/store.js';
 /** A migrated, empty store on one backend, and a way to add sources (rows other tables point at) to one organization. */
 export interface StoreFixture {
   store: Store;
+  /** The store's data directory (its SQLite files when it has no database URL). */
+  dataDir: string;
   /** The organization every source of the fixture belongs to. */
   org: OrganizationRow;
   createSource(): Promise<{ id: string; slug: string }>;
@@ -53,6 +55,7 @@ export async function openStoreFixture(mocha: Context, target: StoreTarget): Pro
   const org = await store.organizations.create(`org-${newId('org').slice(-8)}`, 'pro');
   return {
     store,
+    dataDir: location.dataDir,
     org,
     async createSource() {
       const row = await store.sources.insert(sourceRow(org.id));
