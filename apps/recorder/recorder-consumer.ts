@@ -3,28 +3,23 @@ import { decodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/att
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
 import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
-import { tickBatcher } from '../../libs/concurrency/tick-batcher.js';
+import { storeBatcher } from '../../libs/store/store-batcher.js';
 import { failUnrecordedAttempt, recordAttempts } from '../../libs/ledger/attempts.js';
 import { ATTEMPTS_TOPIC, RECORDER_GROUP } from '../../libs/pipeline/topology.js';
 
 
 /**
- * Writes one partition's attempts; the batches of several partitions share a transaction. On SQLite,
- * those of one event-loop turn: they would take turns on its one connection anyway. On PostgreSQL, those
- * that arrived while the previous transaction ran (one at a time per process): each transaction is
- * seven statements and a commit whatever its size, and on Kafka a partition's batch holds a few
- * attempts, so one transaction per batch cost more in statements than its writes (docs/DECISIONS.md,
- * Pipeline, "Recorder"). Rows are locked in id order inside, so recorders of other processes still
- * never deadlock.
+ * Writes one partition's attempts; the batches of several partitions share a transaction (storeBatcher).
+ * Each transaction is seven statements and a commit whatever its size, and on Kafka a partition's batch
+ * holds a few attempts, so one transaction per batch cost more in statements than its writes
+ * (docs/DECISIONS.md, Pipeline, "Recorder"). Rows are locked in id order inside, so recorders of other
+ * processes still never deadlock.
  */
 function attemptWriter(sql: SqlClient): (attempts: AttemptRecord[]) => Promise<void> {
-  return tickBatcher(
-    async (batches: AttemptRecord[][]) => {
-      await recordAttempts(sql, batches.flat());
-      return batches.map(() => undefined);
-    },
-    { serial: sql.kind !== 'sqlite' },
-  );
+  return storeBatcher(sql, async (batches: AttemptRecord[][]) => {
+    await recordAttempts(sql, batches.flat());
+    return batches.map(() => undefined);
+  });
 }
 
 /** The handler of `relay.attempts`: each batch's attempts written, a record that fails on its own set aside. */

@@ -1,6 +1,6 @@
 import type { SqlClient } from './sql-client.js';
 import { deleteInChunks } from './delete-in-chunks.js';
-import { tickBatcher } from '../concurrency/tick-batcher.js';
+import { storeBatcher } from './store-batcher.js';
 
 export interface LedgerKey {
   key: string;
@@ -115,12 +115,8 @@ function claimBatch(sql: SqlClient, claims: Claim[]): Promise<Array<string | nul
 }
 
 export function createDedupLedger(sql: SqlClient): DedupLedger {
-  // On PostgreSQL one call at a time: a call is one short round trip, and the claims made meanwhile go in the
-  // next, so a busy gateway sends one query for many webhooks (each query is a socket write on both ends).
-  const claim =
-    sql.kind === 'sqlite'
-      ? tickBatcher((claims: Claim[]) => claimBatch(sql, claims))
-      : tickBatcher((claims: Claim[]) => claimBatchInOneCall(sql, claims), { serial: true });
+  // On PostgreSQL a batch is one round trip (each query is a socket write on both ends).
+  const claim = storeBatcher(sql, (claims: Claim[]) => (sql.kind === 'sqlite' ? claimBatch(sql, claims) : claimBatchInOneCall(sql, claims)));
   return {
     claim: (sourceId, keys, eventId, nowMs) => claim({ sourceId, keys, eventId, nowMs }),
     async release(sourceId, keys, eventId) {

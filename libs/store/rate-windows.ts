@@ -1,6 +1,6 @@
 import type { SqlClient } from './sql-client.js';
 import { deleteInChunks } from './delete-in-chunks.js';
-import { tickBatcher } from '../concurrency/tick-batcher.js';
+import { storeBatcher } from './store-batcher.js';
 
 /**
  * Fixed-window hit counters kept in the store, so every gateway process sharing the database counts
@@ -53,7 +53,7 @@ async function countHits(sql: SqlClient, hits: WindowHit[]): Promise<number[]> {
 }
 
 export function createRateWindows(sql: SqlClient): RateWindows {
-  const hitBatched = tickBatcher((hits: WindowHit[]) => countHits(sql, hits), { serial: sql.kind !== 'sqlite' });
+  const hitBatched = storeBatcher(sql, (hits: WindowHit[]) => countHits(sql, hits));
   return {
     hit: (bucket, windowMs, nowMs) => hitBatched({ bucket, windowStart: nowMs - (nowMs % windowMs) }),
     purgeBefore: (nowMs) =>
