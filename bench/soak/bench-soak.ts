@@ -19,7 +19,8 @@
  * minus the scheduled moment), the relay's peak RSS and its CPU time per event (load and drain; with `--split`,
  * each process's too; with `--postgres`, the commits and rows its database wrote per event and how much it
  * grew, from the server's statistics of that database; with `--kafka`, its Kafka requests per event by API
- * and by consumer group, bench/soak/kafka-requests.ts). A rate is
+ * and by consumer group, bench/soak/kafka-requests.ts), and the event-loop delay (p99, max) of the
+ * thread that takes the webhooks during the load, from its `/metrics`. A rate is
  * sustained when every request was acknowledged, >= 98% of the offered rate was delivered during the load,
  * ingest -> delivery p99 <= 1 s and every acknowledged event arrived. Stepping stops at the first rate not
  * sustained (`--all-rates` goes on). The last line names the highest rate sustained. `--timeline` adds,
@@ -280,6 +281,18 @@ interface Step {
   peakRss: number;
 }
 
+/**
+ * The event-loop delay of the process that takes the webhooks (its main thread), since the previous call:
+ * prom-client resets its delay histogram whenever `/metrics` is collected. Where ingest waits for its
+ * thread rather than for anything it awaits.
+ */
+async function gatewayLoopDelay(deployment: Deployment): Promise<string> {
+  const gateway = deployment.processes.find((member) => member.role === 'all' || member.role === 'gateway')!;
+  const exposition = await gateway.metrics();
+  const seconds = (stat: string) => Number(new RegExp(`^relay_nodejs_eventloop_lag_${stat}_seconds(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(exposition)?.[1]);
+  return `p99 ${ms(seconds('p99') * 1000)} max ${ms(seconds('max') * 1000)}`;
+}
+
 async function soakAt(rate: number, deployment: Deployment, paths: string[], sink: BenchSink): Promise<Step> {
   const pids = deployment.processes.map((member) => member.pid);
   const dispatcher = new Agent({ connections: 1024, keepAliveTimeout: 60_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
@@ -290,9 +303,11 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const roleUsageBefore = pids.map((pid) => processUsage([pid]).cpuMs);
   const requestsBefore = kafkaRequests(deployment);
   const rss = watchPeakRss(pids);
+  await gatewayLoopDelay(deployment);
   const loadStartedAt = now();
   const outcomes = await runOpenLoop({ rate, seconds, send: webhookSender(deployment.ingestUrl, paths, dispatcher) });
   const loadEndedAt = now();
+  const loopDelay = await gatewayLoopDelay(deployment);
   if (args.timeline) console.log(`      ${timeline(outcomes, loadStartedAt)}`);
   // The load ends with its last scheduled request; answers may still be on their way then.
   const deliveredDuringLoad = (await sink.counts()).total - deliveredBefore;
@@ -329,6 +344,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
       `ingest -> delivery p50 ${ms(nearestRank(e2e, 50))} p99 ${ms(e2eP99)}; relay RSS peak ${mb(peakRss)}, ` +
       `cpu ${perEventCpu(usage.cpuMs - usageBefore.cpuMs)} us/event => ${sustained ? 'sustained' : 'NOT sustained'}`,
   );
+  console.log(`      event-loop delay of the thread taking the webhooks during the load: ${loopDelay}`);
   if (pids.length > 1) console.log(`      cpu by process: ${deployment.processes.map((member, index) => `${member.role} ${perEventCpu(roleCpuMs[index]!)}`).join(', ')} us/event`);
   if (storeWrites) {
     console.log(`      ${storeWritesPerEvent(writesBefore!, await storeWrites.settled(), acknowledged.length)}`);

@@ -24,6 +24,14 @@ const STATUS_FOR_CLIENT_ERROR: Record<string, [number, string, string]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'REQUEST_TIMEOUT'],
 };
 
+/**
+ * Connections the kernel queues for `accept` (it caps this at `net.core.somaxconn`, 4096 on current
+ * Linux). Node's default, 511, overflowed under a burst of new connections (providers often open one per
+ * webhook): the kernel then drops the SYN and the sender's retry comes 1 s, then 3 s, later
+ * (docs/DECISIONS.md, "The listen backlog").
+ */
+const LISTEN_BACKLOG = 4096;
+
 const rejection = (title: string, code: string) =>
   JSON.stringify({ error: title, message: `The HTTP request was rejected: ${title.toLowerCase()}`, code });
 
@@ -64,7 +72,7 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
   server.on('checkExpectation', answerUnmetExpectation);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => {
+    server.listen({ port: options.port, host: options.host, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', reject);
       resolve();
     });
