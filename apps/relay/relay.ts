@@ -219,8 +219,6 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     }
     const backends = await openBackends(config, logger, metrics, closers);
     const { store, broker } = backends;
-    // The files this start created (store, log, their WAL files) get the mode the rest already has.
-    makeDataDirPrivate(config.dataDir);
     await broker.admin().ensureTopics(CORE_TOPICS);
     const bootstrap = await bootstrapOrganization(store, config, logger);
 
@@ -230,6 +228,9 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     const pipeline = threads > 0 ? pipelineThreads({ ...options.pipelineThreads, config, broker, logger, count: threads }) : undefined;
     if (pipeline) builders.unshift(() => pipeline.role);
     const roles = await startRoles(config, backends, { logger, metrics, closers, configGroup: configGroupOf(config) }, builders);
+    // The files this start created (store, log, the gateway's dedup journal, their WAL files) get the mode
+    // the rest already has, before the server takes a request.
+    makeDataDirPrivate(config.dataDir);
 
     // Every role reaches the broker (the api role announces config changes), so every process checks both.
     const ready = readinessCheck([

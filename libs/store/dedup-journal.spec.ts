@@ -1,10 +1,9 @@
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import fs from 'node:fs';
 import path from 'node:path';
 import { describeEachStore, STORE_TARGETS } from '../testing/store-targets.js';
 import type { LedgerKey } from './dedup-ledger.js';
-import { DEDUP_JOURNAL_FILE, openDedupJournal, openDedupJournalFile, type DedupJournal } from './dedup-journal.js';
+import { openDedupJournal, openDedupJournalFile, type DedupJournal } from './dedup-journal.js';
 import type { SqlClient } from './sql-client.js';
 import { openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
 
@@ -133,10 +132,5 @@ describe('DedupJournal in its own file', () => {
     expect(await journal!.claim(sourceId, [key('hash:live')], 'evt_1', NOW)).to.equal('evt_live');
     expect(await journal!.claim(sourceId, [key('hash:expired')], 'evt_2', NOW)).to.equal(null);
     expect(await journal!.claim(sourceId, [key('hash:new')], 'evt_3', NOW)).to.equal(null);
-  });
-
-  it('creates its file private, as the rest of the data directory', async () => {
-    await openFile();
-    expect(fs.statSync(path.join(fixture.dataDir, DEDUP_JOURNAL_FILE)).mode & 0o777).to.equal(0o600);
   });
 });

@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { DedupLedger, LedgerKey } from './dedup-ledger.js';
 import { deleteInChunks } from './delete-in-chunks.js';
 import { openSqlClient, type SqlClient } from './sql-client.js';
@@ -118,6 +116,10 @@ const JOURNAL_SCHEMA = [
 ];
 const JOURNAL_COLUMNS = 'id, fp, source_id, dedup_key, event_id, expires_at';
 
+/** An insert of `count` rows, each given as its values in `JOURNAL_COLUMNS` order. */
+const insertRows = (count: number, verb: 'INSERT' | 'INSERT OR IGNORE' = 'INSERT') =>
+  `${verb} INTO dedup_journal (${JOURNAL_COLUMNS}) VALUES ${Array.from({ length: count }, () => '(?, ?, ?, ?, ?, ?)').join(', ')}`;
+
 export interface DedupJournalFileOptions extends DedupJournalOptions {
   dataDir: string;
   /** The store: rows its own `dedup_journal` still holds (written before the journal had a file) are moved here once. */
@@ -126,9 +128,8 @@ export interface DedupJournalFileOptions extends DedupJournalOptions {
   onBackgroundError?: (error: Error) => void;
 }
 
-/** Opens the journal in its own file (`DEDUP_JOURNAL_FILE`), creating it private (0600) like the rest of the data directory. */
+/** Opens the journal in its own file (`DEDUP_JOURNAL_FILE`); the relay makes it private with the rest of the data directory. */
 export async function openDedupJournalFile(options: DedupJournalFileOptions): Promise<DedupJournal> {
-  fs.closeSync(fs.openSync(path.join(options.dataDir, DEDUP_JOURNAL_FILE), 'a', 0o600));
   const sql = openSqlClient({ dataDir: options.dataDir, sqliteFile: DEDUP_JOURNAL_FILE, onBackgroundError: options.onBackgroundError });
   try {
     for (const statement of JOURNAL_SCHEMA) await sql.run(statement);
@@ -155,7 +156,7 @@ async function moveStoreRows(store: SqlClient, file: SqlClient, nowMs: number): 
     const live = rows.filter((row) => Number(row.expires_at) > nowMs);
     if (live.length > 0) {
       await file.run(
-        `INSERT OR IGNORE INTO dedup_journal (${JOURNAL_COLUMNS}) VALUES ${live.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
+        insertRows(live.length, 'INSERT OR IGNORE'),
         live.flatMap((row) => [row.id, row.fp, row.source_id, row.dedup_key, row.event_id, row.expires_at]),
       );
     }
@@ -192,7 +193,7 @@ export async function openDedupJournal(sql: SqlClient, options: DedupJournalOpti
       for (let start = 0; start < rows.length; start += INSERT_ROWS) {
         const chunk = rows.slice(start, start + INSERT_ROWS);
         await tx.run(
-          `INSERT INTO dedup_journal (id, fp, source_id, dedup_key, event_id, expires_at) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
+          insertRows(chunk.length),
           chunk.flatMap((row) => [row.id, row.fp, row.sourceId, row.key, row.eventId, row.expiresAt]),
         );
       }

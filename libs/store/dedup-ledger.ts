@@ -116,7 +116,8 @@ function claimBatch(sql: SqlClient, claims: Claim[]): Promise<Array<string | nul
 
 export function createDedupLedger(sql: SqlClient): DedupLedger {
   // On PostgreSQL a batch is one round trip (each query is a socket write on both ends).
-  const claim = storeBatcher(sql, (claims: Claim[]) => (sql.kind === 'sqlite' ? claimBatch(sql, claims) : claimBatchInOneCall(sql, claims)));
+  const runBatch = sql.kind === 'sqlite' ? claimBatch : claimBatchInOneCall;
+  const claim = storeBatcher(sql, (claims: Claim[]) => runBatch(sql, claims));
   return {
     claim: (sourceId, keys, eventId, nowMs) => claim({ sourceId, keys, eventId, nowMs }),
     async release(sourceId, keys, eventId) {
