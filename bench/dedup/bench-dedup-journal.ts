@@ -1,6 +1,7 @@
 /**
  * What the embedded mode's dedup journal costs beyond its rows: memory per live key, and the time to
- * rebuild its index at start. Fills a SQLite store's journal with N events of two keys each (the
+ * rebuild its index at start. Fills the journal's own file (`dedup.sqlite` beside a SQLite store, as the
+ * relay opens it) with N events of two keys each (the
  * 5-minute body hash and a provider id, as a codehost source with dedup on claims), then opens the
  * journal in a fresh process-local heap measurement.
  *
@@ -11,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { newId } from '../../libs/ids/ids.js';
-import { openDedupJournal } from '../../libs/store/dedup-journal.js';
+import { openDedupJournalFile } from '../../libs/store/dedup-journal.js';
 import { openStore } from '../../libs/store/store.js';
 
 const { values: args } = parseArgs({ options: { events: { type: 'string', default: '500000' } } });
@@ -24,7 +25,7 @@ const store = await openStore({ dataDir });
 try {
   const sourceId = newId('src');
   const now = Date.now();
-  const filling = await openDedupJournal(store.sql);
+  const filling = await openDedupJournalFile({ dataDir, store: store.sql });
   const BATCH = 250;
   for (let start = 0; start < events; start += BATCH) {
     await Promise.all(
@@ -43,7 +44,7 @@ try {
   gc();
   const heapBefore = process.memoryUsage().heapUsed;
   const startedAt = performance.now();
-  const journal = await openDedupJournal(store.sql);
+  const journal = await openDedupJournalFile({ dataDir, store: store.sql });
   const loadMs = performance.now() - startedAt;
   gc();
   const keys = journal.indexedKeys();

@@ -1,6 +1,6 @@
 /**
  * One server under load for bench-ingest.ts, in a process of its own so that the load generator does
- * not share its CPU: `bare` (node:http that reads the body and answers 200), `shell` and `verify` (see below), `all` or `gateway` (the
+ * not share its CPU: `bare` and `forward` (see below), `shell` and `verify` (see below), `all` or `gateway` (the
  * embedded relay with a codehost source, see below). Reports `{url, path, secret}` over IPC; on `stop`
  * closes and reports what it stored.
  */
@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Router, { type RouterContext } from '@koa/router';
+import { Agent, request as undiciRequest } from 'undici';
 import { InvalidSignatureError } from '../../apps/gateway/ingest-errors.js';
 import { readRawBody } from '../../apps/gateway/raw-body.js';
 import { startRelay } from '../../apps/relay/relay.js';
@@ -53,19 +54,27 @@ function cpuMicros(since: NodeJS.CpuUsage): number {
   return used.user + used.system;
 }
 
-async function startBare(): Promise<{ ready: TargetReady; stop(): Promise<TargetReport> }> {
+/**
+ * `bare`: node:http that reads the body and answers 200. `forward` (given the sink's URL): bare, and each
+ * body then sent on to the sink with undici (64 connections, the deliverer's default per destination):
+ * one request in and one out per event, nothing stored. What the generator, this and the sink leave of
+ * the machine is what any relay has for its own work.
+ */
+async function startBare(forwardTo?: string): Promise<{ ready: TargetReady; stop(): Promise<TargetReport> }> {
   const answer = Buffer.from('{"status":"received"}');
+  const dispatcher = forwardTo === undefined ? undefined : new Agent({ connections: 64, keepAliveTimeout: 60_000 });
   let answered = 0;
   const cpuAtStart = process.cpuUsage();
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      // Read in full, as the gateway does, then dropped.
-      Buffer.concat(chunks);
+      // Read in full, as the gateway does.
+      const body = Buffer.concat(chunks);
       response.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length });
       response.end(answer);
       answered += 1;
+      if (dispatcher) void forward(dispatcher, forwardTo!, body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -75,9 +84,20 @@ async function startBare(): Promise<{ ready: TargetReady; stop(): Promise<Target
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await dispatcher?.close();
       return { cpuMicrosPerRequest: cpuMicros(cpuAtStart) / answered };
     },
   };
+}
+
+/** Sends one body on; a failure is counted by the sink's total falling short, as the bench checks. */
+async function forward(dispatcher: Agent, url: string, body: Buffer): Promise<void> {
+  try {
+    const response = await undiciRequest(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json' }, body });
+    await response.body.dump();
+  } catch {
+    // The bench sees it as not delivered.
+  }
 }
 
 type ShellRoute = (ctx: RouterContext) => Promise<void>;
@@ -198,7 +218,8 @@ async function startEmbeddedRelay(role: 'all' | 'gateway'): Promise<{ ready: Tar
 }
 
 const STARTS = {
-  bare: startBare,
+  bare: () => startBare(),
+  forward: () => startBare(process.argv[3]),
   shell: () => startShell(shellRoute),
   verify: () => startShell(verifyRoute),
   gateway: () => startEmbeddedRelay('gateway'),

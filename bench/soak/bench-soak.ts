@@ -13,7 +13,9 @@
  * and times every answer from its scheduled moment (open-loop; see open-loop.ts).
  *
  * First the bare line: the same schedule against node:http that reads the body and answers 200, the
- * generator's own floor on this machine. Then, per offered rate, after the previous rate's backlog drained:
+ * generator's own floor on this machine. Then the forward line: node:http that answers and sends each body
+ * on to the sink (undici), nothing stored: one request in and one out per event, the floor of any relay here,
+ * with how busy the machine's cores were (and how much of them its host took: steal). Then, per offered rate, after the previous rate's backlog drained:
  * ingest p50/p99/max from the schedule, requests not acknowledged, deliveries per second during the load,
  * the backlog when the load ended and how long it took to drain, ingest -> delivery p50/p99 (sink arrival
  * minus the scheduled moment), the relay's peak RSS and its CPU time per event (load and drain; with `--split`,
@@ -47,7 +49,7 @@ import { startTarget } from '../ingest/target-client.js';
 import { startBenchSink, type BenchSink } from '../relay/sink-client.js';
 import { BODY_BYTES, signedWebhook } from '../signed-webhook.js';
 import { now, runOpenLoop, type Answer, type Outcome } from './open-loop.js';
-import { processUsage, watchPeakRss } from './process-usage.js';
+import { machineBusy, machineCpu, processUsage, watchPeakRss } from './process-usage.js';
 import { storeWritesPerEvent, watchStoreWrites } from './store-writes.js';
 import { readKafkaRequestCounts, type KafkaRequestCounts } from './kafka-requests.js';
 
@@ -247,20 +249,38 @@ function requestsPerEvent(before: KafkaRequestCounts, after: KafkaRequestCounts,
 
 const answerLatencies = (outcomes: Outcome[]) => outcomes.map((outcome) => outcome.answeredAt - outcome.scheduledAt).sort((a, b) => a - b);
 
-/** The generator against bare node:http at every rate: the floor of what it can show on this machine. */
-async function bareLine(): Promise<void> {
-  const target = await startTarget('bare');
+/**
+ * The generator at every rate against one of two floors, each with how busy the machine's cores were during
+ * the load: bare node:http (the generator's own floor on this machine), then, given the sink, node:http that
+ * answers and sends each body on to it, nothing stored (one request in and one out per event: what the
+ * machine leaves for any relay's own work).
+ */
+async function floorLine(sink?: BenchSink): Promise<void> {
+  const target = sink ? await startTarget('forward', [], [`${sink.url}/forward`]) : await startTarget('bare');
   const dispatcher = new Agent({ connections: 1024, keepAliveTimeout: 60_000 });
   const figures: string[] = [];
   for (const rate of rates) {
+    const before = (await sink?.counts())?.total ?? 0;
+    const cpuBefore = machineCpu();
     const outcomes = await runOpenLoop({ rate, seconds: BARE_SECONDS, send: webhookSender(target.ready.url, [target.ready.path], dispatcher) });
+    const busy = machineBusy(cpuBefore, machineCpu());
     const latencies = answerLatencies(outcomes);
     const failed = outcomes.filter((outcome) => outcome.status !== 200).length;
-    figures.push(`${rate}/s p50 ${ms(nearestRank(latencies, 50))} p99 ${ms(nearestRank(latencies, 99))}${failed ? ` (${failed} failed)` : ''}`);
+    const answers = `${rate}/s p50 ${ms(nearestRank(latencies, 50))} p99 ${ms(nearestRank(latencies, 99))}${failed ? ` (${failed} failed)` : ''}`;
+    if (!sink) {
+      figures.push(`${answers}, ${busy}`);
+      continue;
+    }
+    const forwarded = (await sink.counts()).total - before;
+    figures.push(`${answers}, forwarded ${(forwarded / BARE_SECONDS).toFixed(0)}/s, ${busy}`);
+    // The next rate starts once this one's bodies are all at the sink.
+    await waitFor('the forwarded bodies at the sink', async () => (await sink.counts()).total - before >= outcomes.length - failed, isTrue, 30_000, 100);
   }
   await dispatcher.close();
   const report = await target.stop();
-  console.log(`bare node:http, ${BARE_SECONDS} s per rate, answer latency from the schedule: ${figures.join('; ')}; cpu ${report.cpuMicrosPerRequest.toFixed(0)} us/req`);
+  await sink?.reset();
+  const name = sink ? 'forward (node:http, each body sent on to the sink, nothing stored)' : 'bare node:http';
+  console.log(`${name}, ${BARE_SECONDS} s per rate, answer latency from the schedule: ${figures.join('; ')}; cpu ${report.cpuMicrosPerRequest.toFixed(0)} us/req`);
 }
 
 /** The slowest answer (from its scheduled moment) of each second of the load. */
@@ -304,9 +324,11 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const requestsBefore = kafkaRequests(deployment);
   const rss = watchPeakRss(pids);
   await gatewayLoopDelay(deployment);
+  const machineBefore = machineCpu();
   const loadStartedAt = now();
   const outcomes = await runOpenLoop({ rate, seconds, send: webhookSender(deployment.ingestUrl, paths, dispatcher) });
   const loadEndedAt = now();
+  const machine = machineBusy(machineBefore, machineCpu());
   const loopDelay = await gatewayLoopDelay(deployment);
   if (args.timeline) console.log(`      ${timeline(outcomes, loadStartedAt)}`);
   // The load ends with its last scheduled request; answers may still be on their way then.
@@ -344,7 +366,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
       `ingest -> delivery p50 ${ms(nearestRank(e2e, 50))} p99 ${ms(e2eP99)}; relay RSS peak ${mb(peakRss)}, ` +
       `cpu ${perEventCpu(usage.cpuMs - usageBefore.cpuMs)} us/event => ${sustained ? 'sustained' : 'NOT sustained'}`,
   );
-  console.log(`      event-loop delay of the thread taking the webhooks during the load: ${loopDelay}`);
+  console.log(`      during the load: event-loop delay of the thread taking the webhooks ${loopDelay}; ${machine}`);
   if (pids.length > 1) console.log(`      cpu by process: ${deployment.processes.map((member, index) => `${member.role} ${perEventCpu(roleCpuMs[index]!)}`).join(', ')} us/event`);
   if (storeWrites) {
     console.log(`      ${storeWritesPerEvent(writesBefore!, await storeWrites.settled(), acknowledged.length)}`);
@@ -358,8 +380,9 @@ const shape = `${args.split ? 'roles split into processes' : 'all roles in one p
 console.log(`soak bench: ${shape}; ${sourceCount} codehost source(s) -> one destination, unique ${BODY_BYTES} B signed bodies; ${os.cpus().length} cores; ${new Date().toISOString()}`);
 // The relay runs from dist/: it must hold the sources as they are now.
 execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
-await bareLine();
+await floorLine();
 const sink = await startBenchSink();
+await floorLine(sink);
 const deployment = await startDeployment();
 const steps: Step[] = [];
 try {

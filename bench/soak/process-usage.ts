@@ -44,3 +44,24 @@ export function watchPeakRss(pids: readonly number[], intervalMs = 500): { stop(
     },
   };
 }
+
+/** The machine's CPU time since boot, in ms summed over its cores (/proc/stat): busy, stolen by its host, in all. */
+export interface MachineCpu {
+  busyMs: number;
+  stealMs: number;
+  totalMs: number;
+}
+
+export function machineCpu(): MachineCpu {
+  // user nice system idle iowait irq softirq steal (guest time is within user).
+  const ticks = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const toMs = (count: number) => (count * 1000) / CLOCK_TICKS_PER_SECOND;
+  const total = ticks.reduce((sum, count) => sum + count, 0);
+  return { busyMs: toMs(total - ticks[3]! - ticks[4]!), stealMs: toMs(ticks[7]!), totalMs: toMs(total) };
+}
+
+/** How busy the machine's cores were between two readings, and how much of their time the host took. */
+export function machineBusy(before: MachineCpu, after: MachineCpu): string {
+  const share = (ms: number) => `${((100 * ms) / Math.max(1, after.totalMs - before.totalMs)).toFixed(0)}%`;
+  return `machine busy ${share(after.busyMs - before.busyMs)} (steal ${share(after.stealMs - before.stealMs)})`;
+}
