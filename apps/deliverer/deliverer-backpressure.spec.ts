@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { startDelivererHarness, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
+import { IDLE_STATE_SWEEP_MS } from './deliverer.js';
 import { destinationTopic } from '../../libs/pipeline/topology.js';
 import { ManualTimers } from '../../libs/testing/manual-timers.js';
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
@@ -128,6 +129,31 @@ describe('deliverer: backpressure', function () {
     const troubledAttempts = h.attempts.items.filter((attempt) => attempt.destinationId === troubled.id);
     expect(troubledAttempts, 'one attempt record per request, none for the wait').to.have.length(failing.requests.length);
     expect(troubledAttempts).to.have.length(12);
+  });
+
+  it('drops a destination no longer sent to from memory at the next sweep: its closed breaker and its circuit gauge', async function () {
+    await startHarness(1);
+    failing.setBehaviour([respond(500), respond(500), respond(500), respond(200)]);
+    // Retries due after the sweep, so nothing is sent meanwhile.
+    const troubled = await h.addDestination({ url: failing.url, retryPolicy: { ...RETRY_POLICY, initialDelay: 2 * IDLE_STATE_SWEEP_MS, maxDelay: 2 * IDLE_STATE_SWEEP_MS } });
+    for (let n = 1; n <= 3; n += 1) await h.publishJob(troubled.id, Buffer.from('{}'));
+    await h.attempts.waitFor(3, (attempt) => attempt.destinationId === troubled.id);
+    expect(h.deliverer.circuitState(troubled.id)).to.equal('open');
+    reachResetTimeout(troubled.id);
+    await h.publishJob(troubled.id, Buffer.from('{}'));
+    await h.attempts.waitFor(4, (attempt) => attempt.destinationId === troubled.id);
+    expect(h.deliverer.circuitState(troubled.id)).to.equal('closed');
+    const series = async () => (await h.metrics.circuitState.get()).values.filter((value) => value.labels.destination === troubled.id);
+    expect(await series()).to.deep.include({ labels: { destination: troubled.id, state: 'closed' }, value: 1 });
+
+    // The sweep after the breaker's window (10 s here) has counted nothing.
+    timers.advance(IDLE_STATE_SWEEP_MS - RESET_TIMEOUT_MS);
+    expect(await series()).to.deep.equal([]);
+    expect(h.deliverer.circuitState(troubled.id)).to.equal('closed');
+    // Its next job makes a breaker again, closed.
+    await h.publishJob(troubled.id, Buffer.from('{}'));
+    const [fifth] = (await h.attempts.waitFor(5, (attempt) => attempt.destinationId === troubled.id)).slice(4);
+    expect(fifth).to.include({ statusCode: 200, deliveryStatus: 'delivered' });
   });
 
   it('spaces deliveries to the destination rate limit by pausing its topic, uses up no retry, and does not slow other destinations', async function () {

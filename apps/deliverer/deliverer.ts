@@ -16,7 +16,7 @@ import type { SourceLines } from './source-lines.js';
 import { createInFlightLimits } from './in-flight-limits.js';
 import { HandedOverJobs } from './handed-over-jobs.js';
 import { PauseHolds } from './pause-holds.js';
-import type { Schedule } from '../../libs/time/schedule.js';
+import { unrefSchedule, type Schedule } from '../../libs/time/schedule.js';
 import { createRetryTierHandler } from './retry-tiers.js';
 import { CORE_TOPICS, DEAD_LETTER_TOPIC, DELIVERER_GROUP, DESTINATION_PARTITIONS, DESTINATION_TOPIC_PATTERN, destinationTopic, FRESH_DESTINATIONS_PARTITIONS, FRESH_DESTINATIONS_TOPIC, FRESH_GROUP, RETRY_GROUP, RETRY_TIER_TOPICS } from '../../libs/pipeline/topology.js';
 
@@ -29,6 +29,9 @@ const FRESH_RECORDS_PER_PLACE = 4;
 
 /** How long an attempted hand-over is remembered for a copy not read yet (its topic not yet subscribed). */
 const HANDED_OVER_KEEP_MS = 10 * 60_000;
+
+/** How often the breakers and rate buckets of destinations no longer sent to are dropped. */
+export const IDLE_STATE_SWEEP_MS = 60_000;
 
 export interface DelivererOptions {
   broker: Broker;
@@ -62,7 +65,7 @@ export interface DelivererOptions {
    * next one only after the previous one's answer.
    */
   maxInFlightPerSource?: number;
-  breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange' | 'schedule'>;
+  breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange' | 'schedule' | 'now'>;
   /** Safety net for missed config changes (default 60 s). */
   lookupCacheTtlMs?: number;
   /** Safety net for destination topics that appeared without a config change reaching here (default 30 s). */
@@ -138,10 +141,13 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   const isStopping = () => stopping !== null;
   let running: { destinations: Consumer; destinationHolds: PauseHolds; fresh: Consumer; retries: Consumer; retryHolds: PauseHolds } | null = null;
   let refreshTimer: NodeJS.Timeout | undefined;
+  let cancelIdleSweep: (() => void) | undefined;
+  const schedule = options.schedule ?? unrefSchedule;
 
   const breakers = createCircuitBreakers({
     ...options.breakerOptions,
-    schedule: options.schedule,
+    schedule,
+    now,
     onStateChange(destinationId, state) {
       if (state === 'open') logger.warn({ destinationId }, 'Circuit opened: deliveries to this destination are paused');
       else logger.info({ destinationId, state }, 'Circuit no longer open: deliveries to this destination resume');
@@ -163,8 +169,23 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     breakers.forget(destinationId);
     rateLimiters.forget(destinationId);
     if (deleted) inFlight.forget(destinationId);
-    for (const state of CIRCUIT_STATES) metrics.circuitState.remove({ destination: destinationId, state });
+    removeCircuitSeries(destinationId);
     running?.destinationHolds.release({ topic: destinationTopic(destinationId) }, HOLD.circuitOpen);
+  }
+
+  function removeCircuitSeries(destinationId: string): void {
+    for (const state of CIRCUIT_STATES) metrics.circuitState.remove({ destination: destinationId, state });
+  }
+
+  /**
+   * What is per destination in memory lasts only while the destination is sent to: a breaker that counts
+   * nothing any more and a bucket refilled to capacity are as new, so they are dropped (and made again by
+   * the next job), as is a closed circuit's gauge. Their in-flight places go with their last answer.
+   */
+  function sweepIdleState(): void {
+    for (const destinationId of breakers.evictIdle()) removeCircuitSeries(destinationId);
+    rateLimiters.evictIdle(now());
+    cancelIdleSweep = schedule(sweepIdleState, IDLE_STATE_SWEEP_MS);
   }
 
   /**
@@ -258,11 +279,13 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         destinations.refreshSubscription().catch((error: unknown) => logger.warn({ err: error }, 'destination subscription refresh failed'));
       }, options.subscriptionRefreshMs ?? 30_000);
       refreshTimer.unref();
+      cancelIdleSweep = schedule(sweepIdleState, IDLE_STATE_SWEEP_MS);
     },
 
     stop() {
       stopping ??= (async () => {
         clearInterval(refreshTimer);
+        cancelIdleSweep?.();
         const current = running;
         if (current) {
           await Promise.all([current.destinations.stop(), current.fresh.stop(), current.retries.stop()]);

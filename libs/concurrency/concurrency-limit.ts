@@ -7,6 +7,11 @@ export class ConcurrencyLimit {
     if (!Number.isInteger(size) || size < 1) throw new RangeError('A concurrency limit must be a positive integer');
   }
 
+  /** Nobody holds a place or waits for one: the limit is as new. */
+  get idle(): boolean {
+    return this.held === 0 && this.waiting.length === 0;
+  }
+
   /** Resolves with the function that gives the place back (calling it twice gives back once). */
   async acquire(): Promise<() => void> {
     if (this.held < this.size) this.held += 1;
@@ -23,16 +28,29 @@ export class ConcurrencyLimit {
   }
 }
 
-/** One `ConcurrencyLimit` of the same size per key, made on the key's first use. */
+/**
+ * One `ConcurrencyLimit` of the same size per key, made on the key's first use and dropped when its last
+ * place is given back with nobody waiting: an idle limit is as new, so only keys in use take memory
+ * (a deliverer may send to 100,000 destinations, few of them at any one time).
+ */
 export class KeyedConcurrencyLimits<K> {
   private readonly limits = new Map<K, ConcurrencyLimit>();
 
   constructor(readonly size: number) {}
 
-  acquire(key: K): Promise<() => void> {
+  async acquire(key: K): Promise<() => void> {
     let limit = this.limits.get(key);
     if (!limit) this.limits.set(key, (limit = new ConcurrencyLimit(this.size)));
-    return limit.acquire();
+    const release = await limit.acquire();
+    return () => {
+      release();
+      if (limit.idle && this.limits.get(key) === limit) this.limits.delete(key);
+    };
+  }
+
+  /** Keys with a place held or awaited. */
+  get activeKeys(): number {
+    return this.limits.size;
   }
 
   forget(key: K): void {

@@ -63,6 +63,7 @@ describe('createCircuitBreakers', () => {
       volumeThreshold: 3,
       resetTimeoutMs: RESET_TIMEOUT_MS,
       schedule: timers.schedule,
+      now: timers.now,
       onStateChange: (destinationId, state) => changes.push([destinationId, state]),
     });
   });
@@ -198,6 +199,42 @@ describe('createCircuitBreakers', () => {
     expect(breakers.circuitState('dst_a')).to.equal('open');
     expect(breakers.circuitState('dst_b')).to.equal('closed');
     expect(breakers.circuitState('dst_unknown')).to.equal('closed');
+  });
+
+  describe('evictIdle', () => {
+    /** The default rolling window (60 s) and one of its 12 buckets: every count has left the window by then. */
+    const IDLE_AFTER_MS = 65_000;
+
+    it('drops a closed breaker that has counted nothing for a window and a bucket; an open or half-open one stays however idle', async () => {
+      sink.setBehaviour([respond(200)]);
+      await breakers.run('dst_quiet', attempt());
+      await openCircuit('dst_down');
+      timers.advance(IDLE_AFTER_MS - 1);
+      expect(breakers.evictIdle(), 'a millisecond before').to.deep.equal([]);
+      timers.advance(1);
+      expect(breakers.evictIdle()).to.deep.equal(['dst_quiet']);
+      expect(breakers.size).to.equal(1);
+      expect(breakers.circuitState('dst_down')).to.equal('half_open');
+      timers.advance(10 * IDLE_AFTER_MS);
+      expect(breakers.evictIdle(), 'half open, however idle').to.deep.equal([]);
+      // The next attempt makes it again, closed.
+      sink.setBehaviour([respond(200)]);
+      const again = await breakers.run('dst_quiet', attempt());
+      expect(again.kind === 'sent' && again.outcome.ok).to.equal(true);
+      expect(breakers.circuitState('dst_quiet')).to.equal('closed');
+    });
+
+    it('keeps the breaker of an attempt still in flight, and counts idleness from its answer', async () => {
+      sink.setBehaviour([hang()]);
+      const answered = breakers.run('dst_slow', attempt(200));
+      timers.advance(2 * IDLE_AFTER_MS);
+      expect(breakers.evictIdle(), 'in flight').to.deep.equal([]);
+      await answered;
+      expect(breakers.evictIdle(), 'just answered').to.deep.equal([]);
+      timers.advance(IDLE_AFTER_MS);
+      expect(breakers.evictIdle()).to.deep.equal(['dst_slow']);
+      expect(breakers.size).to.equal(0);
+    });
   });
 
   it('forgets a deleted destination, whose next breaker starts closed', async () => {

@@ -16,6 +16,8 @@ export interface CircuitBreakersOptions {
   rollingCountBuckets?: number;
   /** Times the reset (open -> half open); unref'd `setTimeout` by default, as opossum's own was. Tests advance their own. */
   schedule?: Schedule;
+  /** The clock `evictIdle` measures idleness by (default `Date.now`). */
+  now?: () => number;
   /** Called on open, half open and close; the deliverer pauses or resumes the destination's topic. */
   onStateChange?: (destinationId: string, state: CircuitState) => void;
 }
@@ -35,6 +37,14 @@ export interface CircuitBreakers {
   adopt(destinationId: string, state: 'open' | 'closed'): void;
   /** Drops the breaker of a deleted destination. */
   forget(destinationId: string): void;
+  /**
+   * Drops the breakers that count nothing any more: closed, no attempt in flight, and none started or
+   * answered for the rolling window and one bucket, so every count has left the window. A new breaker is
+   * then the same, and is made on the destination's next attempt. Answers the destinations dropped.
+   */
+  evictIdle(): string[];
+  /** Destinations with a breaker held. */
+  readonly size: number;
   shutdown(): void;
 }
 
@@ -83,9 +93,15 @@ const INERT_RESET_TIMEOUT_MS = 2 ** 31 - 1;
  */
 export function createCircuitBreakers(options: CircuitBreakersOptions = {}): CircuitBreakers {
   const schedule = options.schedule ?? unrefSchedule;
+  const now = options.now ?? Date.now;
   const resetTimeoutMs = options.resetTimeoutMs ?? 30_000;
+  const rollingCountTimeoutMs = options.rollingCountTimeoutMs ?? 60_000;
+  const rollingCountBuckets = options.rollingCountBuckets ?? 12;
+  const idleAfterMs = rollingCountTimeoutMs + rollingCountTimeoutMs / rollingCountBuckets;
   const notify = options.onStateChange;
   const breakers = new Map<string, Breaker>();
+  /** Per destination with a breaker: attempts in flight, and when one last started or was answered. */
+  const usage = new Map<string, { inFlight: number; lastUsedAt: number }>();
   /** How to cancel the pending reset of each open circuit. */
   const resets = new Map<string, () => void>();
 
@@ -102,8 +118,10 @@ export function createCircuitBreakers(options: CircuitBreakersOptions = {}): Cir
       errorThresholdPercentage: options.errorThresholdPercentage ?? 50,
       volumeThreshold: options.volumeThreshold ?? 5,
       resetTimeout: INERT_RESET_TIMEOUT_MS,
-      rollingCountTimeout: options.rollingCountTimeoutMs ?? 60_000,
-      rollingCountBuckets: options.rollingCountBuckets ?? 12,
+      rollingCountTimeout: rollingCountTimeoutMs,
+      rollingCountBuckets,
+      // Nothing listens to opossum's snapshots, and each breaker would emit them on a timer of its own.
+      enableSnapshots: false,
       ...(opened && { state: { closed: false, halfOpen: true }, status: opened.status }),
     };
     const breaker: Breaker = new CircuitBreaker(guardedAttempt, settings);
@@ -132,8 +150,19 @@ export function createCircuitBreakers(options: CircuitBreakersOptions = {}): Cir
 
   const breakerFor = (destinationId: string) => breakers.get(destinationId) ?? build(destinationId);
 
+  function drop(destinationId: string): void {
+    cancelReset(destinationId);
+    breakers.get(destinationId)?.shutdown();
+    breakers.delete(destinationId);
+    usage.delete(destinationId);
+  }
+
   return {
     async run(destinationId, attempt) {
+      const use = usage.get(destinationId) ?? { inFlight: 0, lastUsedAt: 0 };
+      usage.set(destinationId, use);
+      use.inFlight += 1;
+      use.lastUsedAt = now();
       try {
         return { kind: 'sent', outcome: await breakerFor(destinationId).fire(attempt) };
       } catch (error) {
@@ -141,6 +170,9 @@ export function createCircuitBreakers(options: CircuitBreakersOptions = {}): Cir
         // Open, or half open with its single trial already in flight.
         if ((error as { code?: unknown } | null)?.code === 'EOPENBREAKER') return { kind: 'circuit_open' };
         throw error;
+      } finally {
+        use.inFlight -= 1;
+        use.lastUsedAt = now();
       }
     },
     circuitState(destinationId) {
@@ -154,16 +186,28 @@ export function createCircuitBreakers(options: CircuitBreakersOptions = {}): Cir
       if (state === 'open') breaker.open();
       else breaker.close();
     },
-    forget(destinationId) {
-      cancelReset(destinationId);
-      breakers.get(destinationId)?.shutdown();
-      breakers.delete(destinationId);
+    forget: drop,
+    evictIdle() {
+      const dropped: string[] = [];
+      const nowMs = now();
+      for (const [destinationId, breaker] of breakers) {
+        if (!breaker.closed) continue;
+        const use = usage.get(destinationId);
+        if (use && (use.inFlight > 0 || nowMs - use.lastUsedAt < idleAfterMs)) continue;
+        drop(destinationId);
+        dropped.push(destinationId);
+      }
+      return dropped;
+    },
+    get size() {
+      return breakers.size;
     },
     shutdown() {
       for (const cancel of resets.values()) cancel();
       resets.clear();
       for (const breaker of breakers.values()) breaker.shutdown();
       breakers.clear();
+      usage.clear();
     },
   };
 }

@@ -39,6 +39,14 @@ describe('createTokenBucket', () => {
     expect(bucket.take(6_000)).to.equal(0);
   });
 
+  it('is full again once it has refilled to capacity', () => {
+    const bucket = createTokenBucket({ ratePerMinute: 60 });
+    expect(bucket.isFull(0)).to.equal(true);
+    bucket.take(0);
+    expect(bucket.isFull(999)).to.equal(false);
+    expect(bucket.isFull(1000)).to.equal(true);
+  });
+
   it('refuses a rate that is not positive', () => {
     expect(() => createTokenBucket({ ratePerMinute: 0 })).to.throw(RangeError);
   });
@@ -55,6 +63,16 @@ describe('createDestinationRateLimiters', () => {
   it('never waits for an unlimited destination', async () => {
     const limiters = createDestinationRateLimiters();
     for (let i = 0; i < 100; i++) expect(await limiters.take('dst_a', null, 0)).to.equal(0);
+  });
+
+  it('keeps a spent budget through an idle sweep, and starts afresh after one that found it refilled', async () => {
+    const limiters = createDestinationRateLimiters();
+    expect(await limiters.take('dst_a', 60, 0)).to.equal(0);
+    limiters.evictIdle(500);
+    expect(await limiters.take('dst_a', 60, 500)).to.equal(500);
+    limiters.evictIdle(2000);
+    expect(await limiters.take('dst_a', 60, 2000)).to.equal(0);
+    expect(await limiters.take('dst_a', 60, 2000)).to.equal(1000);
   });
 
   it('starts a new budget when the destination rate changes', async () => {

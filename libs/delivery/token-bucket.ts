@@ -11,6 +11,8 @@ export interface TokenBucket {
   readonly ratePerMinute: number;
   /** 0 when a request may go now (a token is spent), else the ms until one will be available. */
   take(nowMs: number): number;
+  /** Refilled to capacity by `nowMs`: the bucket is then as new. */
+  isFull(nowMs: number): boolean;
 }
 
 /** A token bucket refilled continuously at `ratePerMinute`; it starts full. */
@@ -20,13 +22,13 @@ export function createTokenBucket({ ratePerMinute, burst }: TokenBucketOptions):
   const msPerToken = 60_000 / ratePerMinute;
   let tokens = capacity;
   let refilledAt: number | undefined;
+  // A clock that steps back refills nothing rather than draining the bucket.
+  const tokensAt = (nowMs: number) => Math.min(capacity, tokens + (refilledAt === undefined ? 0 : Math.max(0, nowMs - refilledAt)) / msPerToken);
 
   return {
     ratePerMinute,
     take(nowMs) {
-      // A clock that steps back refills nothing rather than draining the bucket.
-      const elapsed = refilledAt === undefined ? 0 : Math.max(0, nowMs - refilledAt);
-      tokens = Math.min(capacity, tokens + elapsed / msPerToken);
+      tokens = tokensAt(nowMs);
       refilledAt = nowMs;
       if (tokens >= 1) {
         tokens -= 1;
@@ -34,6 +36,7 @@ export function createTokenBucket({ ratePerMinute, burst }: TokenBucketOptions):
       }
       return Math.ceil((1 - tokens) * msPerToken);
     },
+    isFull: (nowMs) => tokensAt(nowMs) >= capacity,
   };
 }
 
@@ -41,6 +44,8 @@ export interface DestinationRateLimiters {
   /** As TokenBucket.take for the destination; always 0 for an unlimited (null) rate. */
   take(destinationId: string, ratePerMinute: number | null, nowMs: number): Promise<number>;
   forget(destinationId: string): void;
+  /** Drops the buckets refilled to capacity by `nowMs` (as new: one is made again on the next take). */
+  evictIdle(nowMs: number): void;
 }
 
 /** One bucket per destination, replaced when the destination's rate changes: the limit of one deliverer. */
@@ -61,6 +66,9 @@ export function createDestinationRateLimiters(): DestinationRateLimiters {
     },
     forget(destinationId) {
       buckets.delete(destinationId);
+    },
+    evictIdle(nowMs) {
+      for (const [destinationId, bucket] of buckets) if (bucket.isFull(nowMs)) buckets.delete(destinationId);
     },
   };
 }
@@ -97,5 +105,6 @@ export function createSharedRateLimiters(windows: SharedWindows): DestinationRat
       return hits <= perWindow ? 0 : windowMs - (nowMs % windowMs);
     },
     forget: local.forget,
+    evictIdle: local.evictIdle,
   };
 }

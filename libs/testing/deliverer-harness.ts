@@ -61,7 +61,7 @@ export class Collected<T> {
 }
 
 export interface HarnessOptions {
-  breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange' | 'schedule'>;
+  breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange' | 'schedule' | 'now'>;
   maxInFlight?: number;
   maxInFlightPerSource?: number;
   /** The deliverer's and the log's clock and the timers of the deliverer's pauses and breakers, for a test that moves time on itself (ManualTimers). */
