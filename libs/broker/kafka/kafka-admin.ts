@@ -3,6 +3,13 @@ import type { Admin, BrokerLogger, TopicLag, TopicSpec } from '../broker.js';
 import { assertTopicName } from '../topic-name.js';
 import { toBrokerError } from './kafka-errors.js';
 
+/** A partition and an offset in it. */
+export interface TopicOffset {
+  topic: string;
+  partition: number;
+  offset: string;
+}
+
 /** Topic provisioning and lag over a connected kafkajs admin client. */
 export class KafkaAdmin implements Admin {
   constructor(
@@ -37,6 +44,25 @@ export class KafkaAdmin implements Admin {
       return (await this.client.listTopics()).filter((name) => !name.startsWith('__'));
     } catch (error) {
       throw toBrokerError(error, 'Kafka listTopics failed');
+    }
+  }
+
+  /**
+   * The partitions of `topics` on which `groupId` has never committed, each with the offset at which it
+   * ends now: where a group reading new records only must start (KafkaConsumer seeks there at its join).
+   */
+  async endsWhereUncommitted(groupId: string, topics: string[]): Promise<TopicOffset[]> {
+    try {
+      const starts: TopicOffset[] = [];
+      for (const { topic, partitions } of await this.client.fetchOffsets({ groupId, topics })) {
+        const uncommitted = partitions.filter((entry) => Number(entry.offset) < 0);
+        if (uncommitted.length === 0) continue;
+        const ends = new Map((await this.client.fetchTopicOffsets(topic)).map((entry) => [entry.partition, entry.high]));
+        for (const { partition } of uncommitted) starts.push({ topic, partition, offset: ends.get(partition) ?? '0' });
+      }
+      return starts;
+    } catch (error) {
+      throw toBrokerError(error, `Kafka could not read where group ${groupId} starts`);
     }
   }
 

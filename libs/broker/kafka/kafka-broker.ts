@@ -112,6 +112,7 @@ class KafkaBroker implements Broker {
         logger: this.logger,
         settings: this.consumerSettings,
         listTopics: () => this.sharedAdmin.listTopics(),
+        endsWhereUncommitted: (groupId, topics) => this.sharedAdmin.endsWhereUncommitted(groupId, topics),
         track: (member) => this.consumers.add(member),
         forget: (member) => this.consumers.delete(member),
       },

@@ -4,6 +4,7 @@ import { backoffDelay, type BackoffOptions } from '../../time/backoff.js';
 import { ConcurrencyLimit } from '../../concurrency/concurrency-limit.js';
 import { PauseState } from '../pause-state.js';
 import { toBrokerError } from './kafka-errors.js';
+import type { TopicOffset } from './kafka-admin.js';
 import { OffsetCommits } from './offset-commits.js';
 
 export interface KafkaConsumerSettings {
@@ -30,6 +31,8 @@ export interface KafkaConsumerHost {
   logger: BrokerLogger;
   settings: KafkaConsumerSettings;
   listTopics(): Promise<string[]>;
+  /** The partitions of `topics` the group never committed on, with their ends now (KafkaAdmin.endsWhereUncommitted). */
+  endsWhereUncommitted(groupId: string, topics: string[]): Promise<TopicOffset[]>;
   /** Started consumers are tracked so closing the broker stops them. */
   track(consumer: KafkaConsumer): void;
   forget(consumer: KafkaConsumer): void;
@@ -152,6 +155,8 @@ export class KafkaConsumer implements Consumer {
       onFailure: (error, offsets) =>
         logger.warn({ err: error, groupId: this.options.groupId, offsets }, 'Kafka offset commit failed; the records handled since the last commit may be delivered again'),
     });
+    // New records only: where the partitions ended before the join, for the first one to seek to.
+    let startsAtEnd = this.options.fromBeginning ? [] : await this.endsWhereUncommitted(topics);
     // What this member handled is committed before the group reassigns it, so its next owner starts after it.
     client.on(client.events.REBALANCING, () => void commits.flush());
     client.on(client.events.GROUP_JOIN, ({ payload }) => {
@@ -159,6 +164,9 @@ export class KafkaConsumer implements Consumer {
         .map(([topic, partitions]) => ({ topic, partitions: [...partitions].sort((a, b) => a - b) }))
         .filter((entry) => entry.partitions.length > 0);
       const owned = new Set(this.assigned.flatMap((entry) => entry.partitions.map((partition) => `${entry.topic}:${partition}`)));
+      // Applied before the member's first fetch, which would otherwise ask for the end only then.
+      for (const start of startsAtEnd) if (owned.has(`${start.topic}:${start.partition}`)) client.seek(start);
+      startsAtEnd = [];
       commits.assigned((topic, partition) => owned.has(`${topic}:${partition}`));
       this.syncPauses(client);
       const partitions = this.assigned.reduce((sum, entry) => sum + entry.partitions.length, 0);
@@ -185,6 +193,20 @@ export class KafkaConsumer implements Consumer {
       this.commits = null;
       await client.disconnect().catch(() => undefined);
       throw toBrokerError(error, `Kafka consumer of group ${this.options.groupId} could not start`);
+    }
+  }
+
+  /**
+   * Records sent once `start` has resolved must be read (the port's "new records only"), but kafkajs asks
+   * where a partition ends only at the member's first fetch, after the join. So the ends are read first
+   * and sought to at the join. Failing that, kafkajs' own start stands (logged).
+   */
+  private async endsWhereUncommitted(topics: string[]): Promise<TopicOffset[]> {
+    try {
+      return await this.host.endsWhereUncommitted(this.options.groupId, topics);
+    } catch (error) {
+      this.host.logger.warn({ err: error, groupId: this.options.groupId }, 'Could not read where the group starts; it starts at the end its first fetch finds');
+      return [];
     }
   }
 
