@@ -296,6 +296,18 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       expect(probe.consumer.assignment().map((entry) => entry.topic)).to.include(later);
     });
 
+    it('reads, for a group of new records only, every record sent once its start resolved, and none sent before', async function () {
+      const broker = await open();
+      const topic = await freshTopic(broker);
+      await broker.producer().send(topic, [message('alpha', 'before')]);
+      const probe = new Probe(broker, { groupId: uniqueName('group'), topics: [topic], fromBeginning: false });
+      await probe.start();
+      // At once: a Kafka member asks where a partition ends at its first fetch, which may come after this.
+      await broker.producer().send(topic, [message('alpha', 'after')]);
+      await waitFor('the record sent after the start', () => probe.records.length > 0, isTrue, CONTRACT_WAIT_MS, 10);
+      expect(probe.records.map((record) => record.value.toString())).to.deep.equal(['after']);
+    });
+
     it('reports the lag of a group per partition', async function () {
       const broker = await open();
       const topic = await freshTopic(broker);

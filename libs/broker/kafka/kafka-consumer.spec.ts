@@ -165,31 +165,4 @@ describe('KafkaConsumer on the librdkafka mock cluster', function () {
       await admin.disconnect();
     }
   });
-  it('reads, for new records only, every record sent after its start resolved, and none sent before', async () => {
-    const kafka = new Kafka({ brokers: cluster!.brokers, logLevel: logLevel.NOTHING });
-    const topic = `spec.new-only.${Date.now()}`;
-    // Connected already, so the send after the start takes one round trip.
-    const producer = new KafkaProducer(kafka, { idempotent: false, requestTimeoutMs: 5_000, maxRequestBytes: 1024 * 1024 }, silentLogger);
-    await producer.send(topic, [{ key: 'one', value: Buffer.from('before') }]);
-    const admin = kafka.admin();
-    await admin.connect();
-    const received: string[] = [];
-    const consumer = consumerOf(kafka, admin, {
-      groupId: `spec-new-only-${Date.now()}`,
-      topics: [topic],
-      fromBeginning: false,
-      handleBatch: async (batch) => void received.push(...batch.records.map((record) => record.value.toString())),
-    });
-    try {
-      await consumer.start();
-      // At once: before the member's first fetch has asked where the partition ends.
-      await producer.send(topic, [{ key: 'one', value: Buffer.from('after') }]);
-      await waitFor('the record sent after the start', async () => received, (values) => values.includes('after'), 5_000);
-      expect(received).to.deep.equal(['after']);
-    } finally {
-      await producer.close();
-      await consumer.stop();
-      await admin.disconnect();
-    }
-  });
 });
