@@ -18,7 +18,7 @@ const reply = (message: ThreadReply) => port.postMessage(message);
 const config = { ...data.config, encryptionKey: data.config.encryptionKey && Buffer.from(data.config.encryptionKey) };
 // The main thread names this thread in each line and writes it where its own lines go.
 const logger = createLogger({ level: data.logLevel, destination: postedLines((line) => reply({ type: 'log', line })) });
-const metrics = createRelayMetrics({ defaultMetrics: false });
+const metrics = createRelayMetrics({ defaultMetrics: false, thread: `pipeline-${data.index}` });
 const closers = closerStack(logger);
 
 async function stop(): Promise<void> {

@@ -74,6 +74,8 @@ describeEachBackend('a relay on pipeline threads', (target) => {
     expect(sampleSum(text, 'relay_ingest_requests_total', { outcome: 'received' })).to.be.at.least(40);
     expect(sampleSum(text, 'relay_delivery_attempts_total')).to.be.at.least(40);
     expect(text.match(/^relay_process_cpu_seconds_total /gm)).to.have.length(1);
+    // Each thread's heap apart, as the process's memory cannot tell them.
+    for (const thread of ['main', 'pipeline-0']) expect(sampleSum(text, 'relay_thread_heap_used_bytes', { thread }), thread).to.be.above(1024 * 1024);
   });
 
   it('is ready when the store, the broker and every pipeline thread answer', async () => {

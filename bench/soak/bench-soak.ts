@@ -22,7 +22,7 @@
  * each process's too; with `--postgres`, the commits and rows its database wrote per event and how much it
  * grew, from the server's statistics of that database; with `--kafka`, its Kafka requests per event by API
  * and by consumer group, bench/soak/kafka-requests.ts), and the event-loop delay (p99, max) of the
- * thread that takes the webhooks during the load, from its `/metrics`. A rate is
+ * thread that takes the webhooks during the load and each thread's heap at its end, from its `/metrics`. A rate is
  * sustained when every request was acknowledged, >= 98% of the offered rate was delivered during the load,
  * ingest -> delivery p99 <= 1 s and every acknowledged event arrived. Stepping stops at the first rate not
  * sustained (`--all-rates` goes on). The last line names the highest rate sustained. `--timeline` adds,
@@ -313,6 +313,13 @@ async function gatewayLoopDelay(deployment: Deployment): Promise<string> {
   return `p99 ${ms(seconds('p99') * 1000)} max ${ms(seconds('max') * 1000)}`;
 }
 
+/** The V8 heap of each thread of the process that takes the webhooks, now (`relay_thread_heap_used_bytes`). */
+async function threadHeaps(deployment: Deployment): Promise<string> {
+  const gateway = deployment.processes.find((member) => member.role === 'all' || member.role === 'gateway')!;
+  const samples = [...(await gateway.metrics()).matchAll(/^relay_thread_heap_used_bytes\{thread="([^"]+)"\} (\S+)$/gm)];
+  return samples.map(([, thread, bytes]) => `${thread} ${mb(Number(bytes))}`).join(', ');
+}
+
 async function soakAt(rate: number, deployment: Deployment, paths: string[], sink: BenchSink): Promise<Step> {
   const pids = deployment.processes.map((member) => member.pid);
   const dispatcher = new Agent({ connections: 1024, keepAliveTimeout: 60_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
@@ -330,6 +337,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const loadEndedAt = now();
   const machine = machineBusy(machineBefore, machineCpu());
   const loopDelay = await gatewayLoopDelay(deployment);
+  const heaps = await threadHeaps(deployment);
   if (args.timeline) console.log(`      ${timeline(outcomes, loadStartedAt)}`);
   // The load ends with its last scheduled request; answers may still be on their way then.
   const deliveredDuringLoad = (await sink.counts()).total - deliveredBefore;
@@ -366,7 +374,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
       `ingest -> delivery p50 ${ms(nearestRank(e2e, 50))} p99 ${ms(e2eP99)}; relay RSS peak ${mb(peakRss)}, ` +
       `cpu ${perEventCpu(usage.cpuMs - usageBefore.cpuMs)} us/event => ${sustained ? 'sustained' : 'NOT sustained'}`,
   );
-  console.log(`      during the load: event-loop delay of the thread taking the webhooks ${loopDelay}; ${machine}`);
+  console.log(`      during the load: event-loop delay of the thread taking the webhooks ${loopDelay}; ${machine}; heap by thread at its end: ${heaps}`);
   if (pids.length > 1) console.log(`      cpu by process: ${deployment.processes.map((member, index) => `${member.role} ${perEventCpu(roleCpuMs[index]!)}`).join(', ')} us/event`);
   if (storeWrites) {
     console.log(`      ${storeWritesPerEvent(writesBefore!, await storeWrites.settled(), acknowledged.length)}`);

@@ -1,13 +1,28 @@
+import { getHeapStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-/** Every metric the relay exposes, `relay_` prefixed, in one registry per process. */
-export function createRelayMetrics(options: { defaultMetrics?: boolean } = {}) {
+/**
+ * Every metric the relay exposes, `relay_` prefixed, in one registry per process (per thread, summed into
+ * the main thread's `/metrics`: `thread` names the one this is, `main` by default).
+ */
+export function createRelayMetrics(options: { defaultMetrics?: boolean; thread?: string } = {}) {
+  const thread = options.thread ?? 'main';
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'relay_' });
   const registers = [registry];
   let dedupIndexSize = () => 0;
+  // Read at each scrape: a thread's heap, where the process's RSS alone cannot say which thread holds what.
+  new Gauge({
+    name: 'relay_thread_heap_used_bytes',
+    help: "V8 heap in use by each thread of the process (the process's RSS also holds native memory and heap not yet returned)",
+    labelNames: ['thread'],
+    registers,
+    collect() {
+      this.set({ thread }, getHeapStatistics().used_heap_size);
+    },
+  });
   return {
     registry,
     ingestRequests: new Counter({
