@@ -165,10 +165,9 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
    * A changed destination starts over with a closed circuit and a full rate budget: the change (a new
    * URL, credentials, limit) is usually what was meant to fix it, and a deleted one needs neither.
    */
-  function resetDestination(destinationId: string, deleted: boolean): void {
+  function resetDestination(destinationId: string): void {
     breakers.forget(destinationId);
     rateLimiters.forget(destinationId);
-    if (deleted) inFlight.forget(destinationId);
     removeCircuitSeries(destinationId);
     running?.destinationHolds.release({ topic: destinationTopic(destinationId) }, HOLD.circuitOpen);
   }
@@ -313,7 +312,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       lookup.invalidate(destinationId);
       // Only a secret changed: the next lookup opens the new one; breakers, holds and topics stay.
       if (change?.action === 'rotated') return;
-      if (destinationId && change?.action !== 'created') resetDestination(destinationId, change?.action === 'deleted');
+      if (destinationId && change?.action !== 'created') resetDestination(destinationId);
       const holds = running?.destinationHolds;
       if (holds) {
         // Looked up again on the next batch: held again if still disabled, delivered if enabled, failed if deleted.

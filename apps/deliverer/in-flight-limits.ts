@@ -34,9 +34,6 @@ export function createInFlightLimits(options: InFlightLimitsOptions) {
         releaseOwn();
       };
     },
-    forget(destinationId: string): void {
-      perDestination.forget(destinationId);
-    },
   };
 }
 

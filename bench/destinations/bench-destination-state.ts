@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { createCircuitBreakers } from '../../libs/delivery/circuit-breakers.js';
 import { createDestinationRateLimiters } from '../../libs/delivery/token-bucket.js';
 import { createInFlightLimits } from '../../apps/deliverer/in-flight-limits.js';
+import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
 
 const { values: args } = parseArgs({ options: { destinations: { type: 'string', default: '100000' } } });
 const count = Number(args.destinations);
@@ -25,8 +26,7 @@ let clock = Date.now();
 const now = () => clock;
 const breakers = createCircuitBreakers({ now });
 const rateLimiters = createDestinationRateLimiters();
-const gauge = { inc() {}, dec() {} };
-const inFlight = createInFlightLimits({ maxInFlight: 256, maxInFlightPerDestination: 64, metrics: { deliveriesInFlight: gauge as never } });
+const inFlight = createInFlightLimits({ maxInFlight: 256, maxInFlightPerDestination: 64, metrics: createRelayMetrics({ defaultMetrics: false }) });
 const ok = { ok: true, statusCode: 200, latencyMs: 1, responseBody: '', responseHeaders: {} };
 
 /** Heap in use after a full collection, and this process's CPU share over `IDLE_SECONDS` with nothing to do. */

@@ -302,22 +302,20 @@ interface Step {
 }
 
 /**
- * The event-loop delay of the process that takes the webhooks (its main thread), since the previous call:
- * prom-client resets its delay histogram whenever `/metrics` is collected. Where ingest waits for its
- * thread rather than for anything it awaits.
+ * What the process that takes the webhooks says of its threads, from one scrape of its `/metrics`: its main
+ * thread's event-loop delay since the previous scrape (prom-client resets the delay histogram whenever
+ * `/metrics` is collected; where ingest waits for its thread rather than for anything it awaits), and each
+ * thread's heap now (`relay_thread_heap_used_bytes`).
  */
-async function gatewayLoopDelay(deployment: Deployment): Promise<string> {
+async function gatewayThreads(deployment: Deployment): Promise<{ loopDelay: string; heaps: string }> {
   const gateway = deployment.processes.find((member) => member.role === 'all' || member.role === 'gateway')!;
   const exposition = await gateway.metrics();
   const seconds = (stat: string) => Number(new RegExp(`^relay_nodejs_eventloop_lag_${stat}_seconds(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(exposition)?.[1]);
-  return `p99 ${ms(seconds('p99') * 1000)} max ${ms(seconds('max') * 1000)}`;
-}
-
-/** The V8 heap of each thread of the process that takes the webhooks, now (`relay_thread_heap_used_bytes`). */
-async function threadHeaps(deployment: Deployment): Promise<string> {
-  const gateway = deployment.processes.find((member) => member.role === 'all' || member.role === 'gateway')!;
-  const samples = [...(await gateway.metrics()).matchAll(/^relay_thread_heap_used_bytes\{thread="([^"]+)"\} (\S+)$/gm)];
-  return samples.map(([, thread, bytes]) => `${thread} ${mb(Number(bytes))}`).join(', ');
+  const heaps = [...exposition.matchAll(/^relay_thread_heap_used_bytes\{thread="([^"]+)"\} (\S+)$/gm)];
+  return {
+    loopDelay: `p99 ${ms(seconds('p99') * 1000)} max ${ms(seconds('max') * 1000)}`,
+    heaps: heaps.map(([, thread, bytes]) => `${thread} ${mb(Number(bytes))}`).join(', '),
+  };
 }
 
 async function soakAt(rate: number, deployment: Deployment, paths: string[], sink: BenchSink): Promise<Step> {
@@ -330,14 +328,14 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const roleUsageBefore = pids.map((pid) => processUsage([pid]).cpuMs);
   const requestsBefore = kafkaRequests(deployment);
   const rss = watchPeakRss(pids);
-  await gatewayLoopDelay(deployment);
+  // Resets the delay histogram, so the next scrape covers the load alone.
+  await gatewayThreads(deployment);
   const machineBefore = machineCpu();
   const loadStartedAt = now();
   const outcomes = await runOpenLoop({ rate, seconds, send: webhookSender(deployment.ingestUrl, paths, dispatcher) });
   const loadEndedAt = now();
   const machine = machineBusy(machineBefore, machineCpu());
-  const loopDelay = await gatewayLoopDelay(deployment);
-  const heaps = await threadHeaps(deployment);
+  const { loopDelay, heaps } = await gatewayThreads(deployment);
   if (args.timeline) console.log(`      ${timeline(outcomes, loadStartedAt)}`);
   // The load ends with its last scheduled request; answers may still be on their way then.
   const deliveredDuringLoad = (await sink.counts()).total - deliveredBefore;

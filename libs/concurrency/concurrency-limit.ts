@@ -52,8 +52,4 @@ export class KeyedConcurrencyLimits<K> {
   get activeKeys(): number {
     return this.limits.size;
   }
-
-  forget(key: K): void {
-    this.limits.delete(key);
-  }
 }
