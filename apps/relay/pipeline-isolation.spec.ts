@@ -8,9 +8,9 @@ import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 /**
  * Events measured per phase, posted open loop (one every PACE_MS, not waiting for answers) as a provider
- * would. The pace spreads the second phase over ~8 s: the hanging destination gets one request of the
- * source at a time (per-source order), so its circuit opens only after a few timeouts of 1 s (opossum's
- * volume threshold of 5 attempts), and the phase must cover both the hang and the open circuit.
+ * would. The pace spreads the second phase over ~8 s: the hanging destination's circuit opens once its
+ * first requests time out (opossum's volume threshold of 5 attempts, a timeout of 2.5 s), and the phase
+ * must cover both the hang and the open circuit.
  */
 const EVENTS = 200;
 const WARM_UP_EVENTS = 50;
@@ -19,14 +19,17 @@ const PACE_MS = 40;
  * The healthy destination may get twice its p99 without the hanging one, plus this much: its p99 is a few
  * milliseconds on the embedded log, where one scheduler hiccup or checkpoint would otherwise fail the
  * comparison without saying anything about isolation. On the mock cluster each of the two hops to a
- * delivery may wait up to one fetch wait on the mock alone, whatever the relay does, so the margin there
- * is those two waits. A destination that waited on the hanging one would lose about its whole timeout
- * (1 s) on top of its p99, beyond either bound.
+ * delivery may wait up to one fetch wait on the mock alone, whatever the relay does, and the relay runs in
+ * the mocha process beside every suite before it: CI saw one run of many whose "beside" p99 was 1,644 ms
+ * (alone 200 ms), never reproduced in 18 runs alone or beside two busy-looping cores. So there the
+ * margin is half the hanging destination's timeout: a destination that waited on the hanging one would
+ * lose that whole timeout on top of its p99, beyond either bound, and a stall of the whole process shorter
+ * than the margin is not taken for one.
  */
 const EMBEDDED_MARGIN_MS = 20;
-const MOCK_CLUSTER_MARGIN_MS = 2 * MOCK_FETCH_WAIT_MS;
 /** The bad destination's timeout; its requests hang until it. */
-const BAD_TIMEOUT_MS = 1000;
+const BAD_TIMEOUT_MS = 2500;
+const MOCK_CLUSTER_MARGIN_MS = Math.max(2 * MOCK_FETCH_WAIT_MS, BAD_TIMEOUT_MS / 2);
 
 /** Nearest-rank percentile of unsorted values. */
 const percentile = (values: readonly number[], p: number) => nearestRank([...values].sort((a, b) => a - b), p);
@@ -54,8 +57,9 @@ describeEachBackend('a hanging destination does not slow another destination of 
   /**
    * Posts `count` events open loop and returns each one's ingest-to-delivery latency at `receiver`:
    * the receiver's clock when the request arrived minus the moment the ingest request was started.
+   * `postedAt`: when each event was posted, by its id (for the message of a failure).
    */
-  async function measuredLatencies(slug: string, receiver: HttpSink, count: number, tag: string): Promise<number[]> {
+  async function measuredLatencies(slug: string, receiver: HttpSink, count: number, tag: string): Promise<{ latencies: number[]; postedAt: Map<string, number> }> {
     const postedAt = new Map<string, number>();
     const posts: Promise<void>[] = [];
     for (let n = 0; n < count; n += 1) {
@@ -70,9 +74,10 @@ describeEachBackend('a hanging destination does not slow another destination of 
     }
     await Promise.all(posts);
     await eventIdsAt(receiver, [...postedAt.keys()]);
-    return receiver.requests
+    const latencies = receiver.requests
       .filter((request) => postedAt.has(String(request.headers['x-relay-event-id'])))
       .map((request) => request.receivedAt - postedAt.get(String(request.headers['x-relay-event-id']))!);
+    return { latencies, postedAt };
   }
 
   it(`keeps the p99 ingest-to-delivery latency of the healthy one within 2x + ${margin} ms while the hanging one's circuit opens`, async function () {
@@ -93,11 +98,12 @@ describeEachBackend('a hanging destination does not slow another destination of 
     await bad.waitForRequests(1, settleMs);
 
     await measuredLatencies('shop', healthy, WARM_UP_EVENTS, 'warm-up');
-    const alone = await measuredLatencies('shop', healthy, EVENTS, 'alone');
+    const { latencies: alone } = await measuredLatencies('shop', healthy, EVENTS, 'alone');
 
     bad.setBehaviour([hang()]);
     await create('/api/routes', { sourceId, destinationId: badId });
-    const beside = await measuredLatencies('shop', healthy, EVENTS, 'beside-hanging');
+    const hungFrom = bad.requests.length;
+    const { latencies: beside, postedAt: besidePostedAt } = await measuredLatencies('shop', healthy, EVENTS, 'beside-hanging');
 
     const p99Alone = percentile(alone, 99);
     const p99Beside = percentile(beside, 99);
@@ -129,6 +135,15 @@ describeEachBackend('a hanging destination does not slow another destination of 
     expect(bad.requests.length, 'requests to the hanging destination while its circuit is open').to.equal(sentWhileOpen);
 
     expect(beside).to.have.length(EVENTS);
-    expect(p99Beside, `p99 beside the hanging destination (alone: ${p99Alone} ms)`).to.be.at.most(bound);
+    // Should it fail: which events were late, and when, beside the hanging one's requests (ms into the phase).
+    const phaseStart = Math.min(...besidePostedAt.values());
+    const late = healthy.requests
+      .filter((request) => besidePostedAt.has(String(request.headers['x-relay-event-id'])))
+      .map((request) => ({ sent: besidePostedAt.get(String(request.headers['x-relay-event-id']))! - phaseStart, latency: request.receivedAt - besidePostedAt.get(String(request.headers['x-relay-event-id']))! }))
+      .filter(({ latency }) => latency > bound)
+      .slice(0, 20)
+      .map(({ sent, latency }) => `+${sent}: ${latency} ms`);
+    const hung = bad.requests.slice(hungFrom).map((request) => request.receivedAt - phaseStart);
+    expect(p99Beside, `p99 beside the hanging destination (alone: ${p99Alone} ms); late (the first 20): ${late.join(', ')}; the hanging one's requests came from +${Math.min(...hung)} to +${Math.max(...hung)} ms`).to.be.at.most(bound);
   });
 });
