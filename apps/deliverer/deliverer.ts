@@ -53,7 +53,10 @@ export interface DelivererOptions {
   jitter: number;
   random?: () => number;
   now?: () => number;
-  /** The timers of the pauses (rate budget, disabled recheck, retry tier due times) and of the breakers' resets; tests advance their own. */
+  /**
+   * The timers of the pauses (rate budget, disabled recheck, retry tier due times), the breakers' resets,
+   * the idle-state sweep and the subscription refresh; tests advance their own.
+   */
   schedule?: Schedule;
   /** Delivery requests in flight in the process (default 256). */
   maxInFlight?: number;
@@ -140,7 +143,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   let stopping: Promise<void> | null = null;
   const isStopping = () => stopping !== null;
   let running: { destinations: Consumer; destinationHolds: PauseHolds; fresh: Consumer; retries: Consumer; retryHolds: PauseHolds } | null = null;
-  let refreshTimer: NodeJS.Timeout | undefined;
+  let cancelSubscriptionRefresh: (() => void) | undefined;
   let cancelIdleSweep: (() => void) | undefined;
   const schedule = options.schedule ?? unrefSchedule;
 
@@ -185,6 +188,21 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     for (const destinationId of breakers.evictIdle()) removeCircuitSeries(destinationId);
     rateLimiters.evictIdle(now());
     cancelIdleSweep = schedule(sweepIdleState, IDLE_STATE_SWEEP_MS);
+  }
+
+  /**
+   * The safety net for destination topics that appeared without a config change reaching here: the next
+   * look is scheduled once this one is done, so a slow one (a rebalance on Kafka) never overlaps the next.
+   */
+  function refreshSubscriptionLater(destinations: Consumer): void {
+    cancelSubscriptionRefresh = schedule(() => {
+      destinations
+        .refreshSubscription()
+        .catch((error: unknown) => logger.warn({ err: error }, 'destination subscription refresh failed'))
+        .finally(() => {
+          if (!isStopping()) refreshSubscriptionLater(destinations);
+        });
+    }, options.subscriptionRefreshMs ?? 30_000);
   }
 
   /**
@@ -274,16 +292,13 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       // Lines of destinations switched to `none` or deleted while no deliverer was there to let them go.
       await releaseUnorderedLines(undefined);
       await Promise.all([destinations.start(), fresh.start(), retries.start()]);
-      refreshTimer = setInterval(() => {
-        destinations.refreshSubscription().catch((error: unknown) => logger.warn({ err: error }, 'destination subscription refresh failed'));
-      }, options.subscriptionRefreshMs ?? 30_000);
-      refreshTimer.unref();
+      refreshSubscriptionLater(destinations);
       cancelIdleSweep = schedule(sweepIdleState, IDLE_STATE_SWEEP_MS);
     },
 
     stop() {
       stopping ??= (async () => {
-        clearInterval(refreshTimer);
+        cancelSubscriptionRefresh?.();
         cancelIdleSweep?.();
         const current = running;
         if (current) {
