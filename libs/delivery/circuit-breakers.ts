@@ -99,15 +99,16 @@ export function createCircuitBreakers(options: CircuitBreakersOptions = {}): Cir
   const rollingCountBuckets = options.rollingCountBuckets ?? 12;
   const idleAfterMs = rollingCountTimeoutMs + rollingCountTimeoutMs / rollingCountBuckets;
   const notify = options.onStateChange;
-  const breakers = new Map<string, Breaker>();
-  /** Per destination with a breaker: attempts in flight, and when one last started or was answered. */
-  const usage = new Map<string, { inFlight: number; lastUsedAt: number }>();
-  /** How to cancel the pending reset of each open circuit. */
-  const resets = new Map<string, () => void>();
+  /**
+   * Per destination with a breaker: the breaker (replaced by a half-open one after each reset), its
+   * attempts in flight, when one last started or was answered, and how to cancel its pending reset.
+   */
+  const entries = new Map<string, { breaker: Breaker; inFlight: number; lastUsedAt: number; cancelReset?: () => void }>();
 
   function cancelReset(destinationId: string): void {
-    resets.get(destinationId)?.();
-    resets.delete(destinationId);
+    const entry = entries.get(destinationId);
+    entry?.cancelReset?.();
+    if (entry) entry.cancelReset = undefined;
   }
 
   /** A closed breaker for the destination, or with `opened`, the half-open one that takes over from it. */
@@ -126,20 +127,23 @@ export function createCircuitBreakers(options: CircuitBreakersOptions = {}): Cir
     };
     const breaker: Breaker = new CircuitBreaker(guardedAttempt, settings);
     breaker.on('open', () => {
-      resets.set(destinationId, schedule(() => halfOpen(destinationId), resetTimeoutMs));
+      entries.get(destinationId)!.cancelReset = schedule(() => halfOpen(destinationId), resetTimeoutMs);
       notify?.(destinationId, 'open');
     });
     breaker.on('close', () => {
       cancelReset(destinationId);
       notify?.(destinationId, 'closed');
     });
-    breakers.set(destinationId, breaker);
+    const entry = entries.get(destinationId);
+    if (entry) entry.breaker = breaker;
+    else entries.set(destinationId, { breaker, inFlight: 0, lastUsedAt: 0 });
     return breaker;
   }
 
   function halfOpen(destinationId: string): void {
-    resets.delete(destinationId);
-    const opened = breakers.get(destinationId)!;
+    const entry = entries.get(destinationId)!;
+    entry.cancelReset = undefined;
+    const opened = entry.breaker;
     // Retired unheard (a late answer to a request it let through before opening no longer counts), and
     // closed to clear opossum's timer: shutdown() would also stop the rolling window its successor keeps.
     opened.removeAllListeners();
@@ -148,41 +152,42 @@ export function createCircuitBreakers(options: CircuitBreakersOptions = {}): Cir
     notify?.(destinationId, 'half_open');
   }
 
-  const breakerFor = (destinationId: string) => breakers.get(destinationId) ?? build(destinationId);
+  const entryFor = (destinationId: string) => {
+    if (!entries.has(destinationId)) build(destinationId);
+    return entries.get(destinationId)!;
+  };
 
   function drop(destinationId: string): void {
     cancelReset(destinationId);
-    breakers.get(destinationId)?.shutdown();
-    breakers.delete(destinationId);
-    usage.delete(destinationId);
+    entries.get(destinationId)?.breaker.shutdown();
+    entries.delete(destinationId);
   }
 
   return {
     async run(destinationId, attempt) {
-      const use = usage.get(destinationId) ?? { inFlight: 0, lastUsedAt: 0 };
-      usage.set(destinationId, use);
-      use.inFlight += 1;
-      use.lastUsedAt = now();
+      const entry = entryFor(destinationId);
+      entry.inFlight += 1;
+      entry.lastUsedAt = now();
       try {
-        return { kind: 'sent', outcome: await breakerFor(destinationId).fire(attempt) };
+        return { kind: 'sent', outcome: await entry.breaker.fire(attempt) };
       } catch (error) {
         if (error instanceof OutcomeCountedAsFailure) return { kind: 'sent', outcome: error.outcome };
         // Open, or half open with its single trial already in flight.
         if ((error as { code?: unknown } | null)?.code === 'EOPENBREAKER') return { kind: 'circuit_open' };
         throw error;
       } finally {
-        use.inFlight -= 1;
-        use.lastUsedAt = now();
+        entry.inFlight -= 1;
+        entry.lastUsedAt = now();
       }
     },
     circuitState(destinationId) {
-      const breaker = breakers.get(destinationId);
+      const breaker = entries.get(destinationId)?.breaker;
       if (!breaker) return 'closed';
       if (breaker.halfOpen) return 'half_open';
       return breaker.opened ? 'open' : 'closed';
     },
     adopt(destinationId, state) {
-      const breaker = breakerFor(destinationId);
+      const { breaker } = entryFor(destinationId);
       if (state === 'open') breaker.open();
       else breaker.close();
     },
@@ -190,24 +195,22 @@ export function createCircuitBreakers(options: CircuitBreakersOptions = {}): Cir
     evictIdle() {
       const dropped: string[] = [];
       const nowMs = now();
-      for (const [destinationId, breaker] of breakers) {
-        if (!breaker.closed) continue;
-        const use = usage.get(destinationId);
-        if (use && (use.inFlight > 0 || nowMs - use.lastUsedAt < idleAfterMs)) continue;
+      for (const [destinationId, { breaker, inFlight, lastUsedAt }] of entries) {
+        if (!breaker.closed || inFlight > 0 || nowMs - lastUsedAt < idleAfterMs) continue;
         drop(destinationId);
         dropped.push(destinationId);
       }
       return dropped;
     },
     get size() {
-      return breakers.size;
+      return entries.size;
     },
     shutdown() {
-      for (const cancel of resets.values()) cancel();
-      resets.clear();
-      for (const breaker of breakers.values()) breaker.shutdown();
-      breakers.clear();
-      usage.clear();
+      for (const { breaker, cancelReset: cancel } of entries.values()) {
+        cancel?.();
+        breaker.shutdown();
+      }
+      entries.clear();
     },
   };
 }
