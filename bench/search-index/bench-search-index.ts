@@ -27,6 +27,7 @@ import { openStore, type Store } from '../../libs/store/store.js';
 import { createTestDatabase } from '../../libs/testing/postgres.js';
 import { processUsage } from '../soak/process-usage.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/topology.js';
+import { signedWebhook } from '../signed-webhook.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -57,15 +58,11 @@ async function arrange(sql: SqlClient, variant: Variant): Promise<void> {
   }
 }
 
-/** A signed-looking 1 KB order webhook, unique per event. */
-function body(n: number): Buffer {
-  const order = { id: `ord_${n}`, customer: { email: `customer-${n % 5000}@example.com`, name: `Customer ${n % 5000}` }, total: (n % 10_000) / 100 };
-  const text = JSON.stringify({ type: 'order.created', order, note: 'Thanks for your order. '.repeat(40) });
-  return Buffer.from(text.slice(0, 1024));
-}
+/** The other benches' 1 KB pull request webhook, unique per event (its text is what the index costs). */
+const body = () => Buffer.from(signedWebhook('bench').body);
 
 function record(orgId: string, sourceId: string, n: number): BrokerRecord {
-  const payload = body(n);
+  const payload = body();
   const now = Date.now();
   const meta: IngestMeta = {
     eventId: newId('evt'),

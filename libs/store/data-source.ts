@@ -22,6 +22,7 @@ import { ReplaySnapshotChunks1795305600013 } from './migrations/0014-replay-snap
 import { HandedOverAttempts1795305600014 } from './migrations/0015-handed-over-attempts.js';
 import { DedupClaimFunction1795305600015 } from './migrations/0016-dedup-claim-function.js';
 import { DedupClaimBatchFunction1795305600016 } from './migrations/0017-dedup-claim-batch-function.js';
+import { SearchIndexAutomerge1795305600017 } from './migrations/0018-search-index-automerge.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -49,6 +50,7 @@ export const FOUNDATION_MIGRATIONS = [
   HandedOverAttempts1795305600014,
   DedupClaimFunction1795305600015,
   DedupClaimBatchFunction1795305600016,
+  SearchIndexAutomerge1795305600017,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';

@@ -150,4 +150,12 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     expect(await inIndex('rebuilt')).to.deep.equal(ids.slice(0, 2).sort());
     expect(await searchIndexLag(sql)).to.equal(0);
   });
+
+  // FTS5's setting; PostgreSQL's trigram index has no such knob.
+  if (target.name === 'sqlite') it('merges its segments 16 at a time, the setting kept across a rebuild', async () => {
+    const automerge = async () => (await sql.all<{ v: number }>("SELECT v FROM events_search_config WHERE k = 'automerge'"))[0]?.v;
+    expect(await automerge()).to.equal(16);
+    await resetSearchIndex(sql);
+    expect(await automerge()).to.equal(16);
+  });
 });
