@@ -111,8 +111,11 @@ export function createCircuitBreakers(options: CircuitBreakersOptions = {}): Cir
     if (entry) entry.cancelReset = undefined;
   }
 
-  /** A closed breaker for the destination, or with `opened`, the half-open one that takes over from it. */
-  function build(destinationId: string, opened?: Breaker): Breaker {
+  /**
+   * A closed breaker for the destination, or with `opened`, the half-open one that takes over from it in
+   * the same entry; answers the destination's entry.
+   */
+  function build(destinationId: string, opened?: Breaker) {
     const settings: BreakerSettings = {
       // The sender enforces the destination's own timeout; a second clock here would only race it.
       timeout: false,
@@ -135,9 +138,13 @@ export function createCircuitBreakers(options: CircuitBreakersOptions = {}): Cir
       notify?.(destinationId, 'closed');
     });
     const entry = entries.get(destinationId);
-    if (entry) entry.breaker = breaker;
-    else entries.set(destinationId, { breaker, inFlight: 0, lastUsedAt: 0 });
-    return breaker;
+    if (entry) {
+      entry.breaker = breaker;
+      return entry;
+    }
+    const created = { breaker, inFlight: 0, lastUsedAt: 0 };
+    entries.set(destinationId, created);
+    return created;
   }
 
   function halfOpen(destinationId: string): void {
@@ -152,10 +159,7 @@ export function createCircuitBreakers(options: CircuitBreakersOptions = {}): Cir
     notify?.(destinationId, 'half_open');
   }
 
-  const entryFor = (destinationId: string) => {
-    if (!entries.has(destinationId)) build(destinationId);
-    return entries.get(destinationId)!;
-  };
+  const entryFor = (destinationId: string) => entries.get(destinationId) ?? build(destinationId);
 
   function drop(destinationId: string): void {
     cancelReset(destinationId);
