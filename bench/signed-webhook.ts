@@ -26,15 +26,20 @@ const TEXT = (() => {
 let sequence = 0;
 
 /**
- * A 1 KB JSON body no other request carries (neither dedup nor any cache can short-circuit it), with the
- * headers the code host would sign it with; `delivery` is also its provider id. Shaped like a pull
- * request event (titles, branches, logins, commit hashes, URLs, a description in words), because what
- * search indexing costs depends on how varied the text is: a body padded with one repeated letter cost
- * the index about a third of what this one does (docs/DECISIONS.md, "Search off the hot path").
+ * A 1 KB JSON body no other request carries (neither dedup nor any cache can short-circuit it), and its
+ * delivery id. Shaped like a pull request event (titles, branches, logins, commit hashes, URLs, a
+ * description in words), because what search indexing costs depends on how varied the text is: a body
+ * padded with one repeated letter cost the index about a quarter of what this one does (docs/DECISIONS.md,
+ * "Search off the hot path").
  */
-export function signedWebhook(secret: string): { delivery: string; body: string; headers: Record<string, string> } {
+export function uniqueWebhookBody(): { delivery: string; body: string } {
   const delivery = `${process.pid}-${++sequence}`;
-  const body = pullRequestBody(delivery, sequence);
+  return { delivery, body: pullRequestBody(delivery, sequence) };
+}
+
+/** A unique body with the headers the code host would sign it with; `delivery` is also its provider id. */
+export function signedWebhook(secret: string): { delivery: string; body: string; headers: Record<string, string> } {
+  const { delivery, body } = uniqueWebhookBody();
   return {
     delivery,
     body,

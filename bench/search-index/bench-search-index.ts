@@ -27,7 +27,7 @@ import { openStore, type Store } from '../../libs/store/store.js';
 import { createTestDatabase } from '../../libs/testing/postgres.js';
 import { processUsage } from '../soak/process-usage.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/topology.js';
-import { signedWebhook } from '../signed-webhook.js';
+import { uniqueWebhookBody } from '../signed-webhook.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -59,7 +59,7 @@ async function arrange(sql: SqlClient, variant: Variant): Promise<void> {
 }
 
 /** The other benches' 1 KB pull request webhook, unique per event (its text is what the index costs). */
-const body = () => Buffer.from(signedWebhook('bench').body);
+const body = () => Buffer.from(uniqueWebhookBody().body);
 
 function record(orgId: string, sourceId: string, n: number): BrokerRecord {
   const payload = body();
