@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
-import { searchIndexLag } from '../../libs/store/search-index.js';
+import { searchIndexLag, trigramQuery } from '../../libs/store/search-index.js';
 import { openStore } from '../../libs/store/store.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { describeEachStore, type StoreLocation } from '../../libs/testing/store-targets.js';
@@ -31,7 +31,7 @@ describeEachStore('relay search rebuild', (target) => {
       const rows =
         sql.kind === 'postgres'
           ? await sql.all<{ id: string }>('SELECT event_id AS id FROM events_search WHERE payload_text LIKE ? ORDER BY event_id', [`%${term}%`])
-          : await sql.all<{ id: string }>('SELECT id FROM events WHERE rowid IN (SELECT rowid FROM events_search WHERE events_search MATCH ?) ORDER BY id', [`"${term}"`]);
+          : await sql.all<{ id: string }>('SELECT id FROM events WHERE rowid IN (SELECT rowid FROM events_search WHERE events_search MATCH ?) ORDER BY id', [trigramQuery(term)]);
       return rows.map((row) => row.id);
     });
 

@@ -1,5 +1,5 @@
 import { countEvents } from '../store/event-counts.js';
-import { likePattern, rarePart, searchMatches } from '../store/search-index.js';
+import { likePattern, rarePart, searchMatches, sqliteTextHolds } from '../store/search-index.js';
 import type { SqlClient } from '../store/sql-client.js';
 
 /** Every column of an event but the payload, as the API reads it. */
@@ -138,18 +138,18 @@ function whereClause(sql: SqlClient, orgId: string, filter: EventFilter): Where 
 const and = (where: Where, condition: string, params: unknown[]): Where => ({ where: `${where.where} AND ${condition}`, params: [...where.params, ...params] });
 
 /**
- * Whether a row's own payload text holds the term, case-insensitively (SQLite folds ASCII letters only),
- * with no index: what the newest-first walk checks each candidate against.
+ * Whether a row's own payload text holds the term, case-insensitively, with no index: what the
+ * newest-first walk checks each candidate against.
  */
 function textHolds(sql: SqlClient, text: string): { condition: string; params: unknown[] } {
   if (sql.kind === 'postgres') return { condition: `e.payload_text ILIKE ? ESCAPE '\\'`, params: [likePattern(text)] };
-  return { condition: 'instr(LOWER(e.payload_text), LOWER(?)) > 0', params: [text] };
+  return { condition: sqliteTextHolds('e.payload_text'), params: [text.toLowerCase()] };
 }
 
 /**
  * Up to `limit` events of the organization whose payload matches, found through the search index and its
  * unindexed tail (libs/store/search-index.ts; SQLite: the FTS5 trigram table, for terms of 3 characters
- * or more, as a phrase of trigrams is a substring). Null where SQLite has no index for the term.
+ * or more). Null where SQLite has no index for the term.
  */
 async function indexMatches(sql: SqlClient, orgId: string, text: string, limit: number): Promise<{ condition: string; params: unknown[] } | null> {
   const matches = searchMatches(sql, orgId, text, await rarePart(sql, orgId, text));

@@ -23,6 +23,7 @@ import { HandedOverAttempts1795305600014 } from './migrations/0015-handed-over-a
 import { DedupClaimFunction1795305600015 } from './migrations/0016-dedup-claim-function.js';
 import { DedupClaimBatchFunction1795305600016 } from './migrations/0017-dedup-claim-batch-function.js';
 import { SearchIndexAutomerge1795305600017 } from './migrations/0018-search-index-automerge.js';
+import { SearchIndexDetailNone1795305600018 } from './migrations/0019-search-index-detail-none.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -51,6 +52,7 @@ export const FOUNDATION_MIGRATIONS = [
   DedupClaimFunction1795305600015,
   DedupClaimBatchFunction1795305600016,
   SearchIndexAutomerge1795305600017,
+  SearchIndexDetailNone1795305600018,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { newId } from '../ids/ids.js';
 import { describeEachStore } from '../testing/store-targets.js';
-import { indexAllPending, indexSearchBatch, rarePart, resetSearchIndex, searchIndexLag, searchMatches, SEARCH_BATCH } from './search-index.js';
+import { indexAllPending, indexSearchBatch, rarePart, resetSearchIndex, searchIndexLag, searchMatches, SEARCH_BATCH, trigramQuery } from './search-index.js';
 import type { SqlClient } from './sql-client.js';
+import { SearchIndexDetailNone1795305600018 } from './migrations/0019-search-index-detail-none.js';
 import { insertEventRow, openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
 
 describeEachStore('Search index, kept behind the insert', (target) => {
@@ -37,7 +38,7 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     const rows =
       sql.kind === 'postgres'
         ? await sql.all<{ id: string }>("SELECT event_id AS id FROM events_search WHERE payload_text ILIKE ? ORDER BY event_id", [`%${term}%`])
-        : await sql.all<{ id: string }>('SELECT id FROM events WHERE rowid IN (SELECT rowid FROM events_search WHERE events_search MATCH ?) ORDER BY id', [`"${term}"`]);
+        : await sql.all<{ id: string }>('SELECT id FROM events WHERE rowid IN (SELECT rowid FROM events_search WHERE events_search MATCH ?) ORDER BY id', [trigramQuery(term)]);
     return rows.map((row) => row.id);
   }
 
@@ -60,6 +61,22 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     await storeEvent('{"note":"blue parcel elsewhere"}', otherOrg.id, otherSource.id);
     expect(await found('blue parcel')).to.deep.equal([indexed, tail].sort());
     expect(await found('nothing like it')).to.deep.equal([]);
+  });
+
+  it('folds the case of every alphabet, in the index and in the unindexed tail', async () => {
+    const indexed = await storeEvent('{"fruit":"ÄPFEL und Birnen"}');
+    await indexAllPending(sql);
+    const tail = await storeEvent('{"fruit":"Äpfel"}');
+    expect(await found('äpfel')).to.deep.equal([indexed, tail].sort());
+    expect(await found('ÄPF')).to.deep.equal([indexed, tail].sort());
+  });
+
+  it('leaves out an event that holds every trigram of the term but not the term', async () => {
+    const holder = await storeEvent('{"code":"abcd"}');
+    const scattered = await storeEvent('{"codes":["abc","bcd"]}');
+    await indexAllPending(sql);
+    if (target.name === 'sqlite') expect(await inIndex('abcd')).to.deep.equal([holder, scattered].sort());
+    expect(await found('abcd')).to.deep.equal([holder]);
   });
 
   describe('a long term made of common trigrams', () => {
@@ -149,6 +166,26 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     await indexAllPending(sql);
     expect(await inIndex('rebuilt')).to.deep.equal(ids.slice(0, 2).sort());
     expect(await searchIndexLag(sql)).to.equal(0);
+  });
+
+  // FTS5's layout; PostgreSQL's trigram index has no such setting.
+  if (target.name === 'sqlite') it('is rebuilt behind the migration that drops trigram positions, and searches stay complete meanwhile', async () => {
+    const ids = [await storeEvent('{"kind":"migrated"}'), await storeEvent('{"kind":"migrated"}')];
+    const migration = new SearchIndexDetailNone1795305600018();
+    const runner = fixture.store.dataSource.createQueryRunner();
+    try {
+      await migration.down(runner);
+      await indexAllPending(sql);
+      await migration.up(runner);
+    } finally {
+      await runner.release();
+    }
+    const [table] = await sql.all<{ sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'events_search'");
+    expect(table!.sql).to.contain('detail=none');
+    expect(await searchIndexLag(sql)).to.equal(2);
+    expect(await found('migrated'), 'found meanwhile, as the unindexed tail').to.deep.equal(ids.sort());
+    await indexAllPending(sql);
+    expect(await inIndex('migrated')).to.deep.equal(ids.sort());
   });
 
   // FTS5's setting; PostgreSQL's trigram index has no such knob.

@@ -3,7 +3,7 @@ import type { SqlClient } from './sql-client.js';
 /**
  * The payload search index, kept behind the router's insert (docs/DECISIONS.md, "Search off the hot
  * path"): this module owns what is indexed, what is not yet, and how a search reads both. The tables and
- * triggers are migration 0012's.
+ * triggers are migration 0012's; SQLite's index layout is migration 0019's.
  *
  * SQLite: events up to the rowid `search_index_state.indexed_through` are in the FTS5 table
  * `events_search`; the later ones are the unindexed tail. PostgreSQL: `events_search` holds the indexed
@@ -106,8 +106,8 @@ const RARE_TRIGRAM_SHARE = 0.05;
  * itself when it has no such part, or is one. Both indexes read the whole posting list of each trigram of
  * a term, so a long rare term made of common trigrams (an e-mail address: `cus`, `tom`, `exa`...) costs
  * as much as the commonest of them; its rare part finds the same events (and a few more, which the caller
- * checks against the whole term) from short lists. Printable ASCII terms only: SQLite's check folds
- * ASCII letters only, where its index folds all of Unicode.
+ * checks against the whole term) from short lists. Printable ASCII terms only: the sample is folded by
+ * `LOWER`, which on SQLite folds ASCII letters only.
  */
 export async function rarePart(sql: SqlClient, orgId: string, text: string): Promise<string> {
   if (!/^[\x20-\x7e]{4,}$/.test(text)) return text;
@@ -134,8 +134,9 @@ export async function rarePart(sql: SqlClient, orgId: string, text: string): Pro
 /**
  * The keys (`column`, selected as `match_key`) of the organization's events whose payload text holds `text`, case-insensitively:
  * those the index finds, and those of the unindexed tail, checked one by one (few, while the indexer
- * keeps up). Null on SQLite for a term shorter than a trigram, which no index answers. With `part` (a
- * part of `text`: rarePart), the index is asked for `part` and each event it finds is checked for `text`.
+ * keeps up). Null on SQLite for a term shorter than a trigram, which no index answers. The index is
+ * asked for `part` (a part of `text`: rarePart); each event it finds is checked for `text` when `part`
+ * is shorter, and always on SQLite, whose index holds no trigram positions (migration 0019).
  */
 export function searchMatches(sql: SqlClient, orgId: string, text: string, part = text): { column: string; query: string; params: unknown[] } | null {
   if (sql.kind === 'postgres') {
@@ -156,14 +157,33 @@ export function searchMatches(sql: SqlClient, orgId: string, text: string, part 
       params: [orgId, likePattern(part), pattern, orgId, pattern],
     };
   }
-  if ([...text].length < 3) return null;
-  const phrase = `"${part.replace(/"/g, '""')}"`;
-  const tail = `SELECT rowid AS match_key FROM events WHERE rowid > (SELECT indexed_through FROM search_index_state) AND org_id = ? AND instr(LOWER(payload_text), LOWER(?)) > 0`;
-  if (part === text) return { column: 'e.rowid', query: `SELECT rowid AS match_key FROM events_search WHERE events_search MATCH ? UNION ALL ${tail}`, params: [phrase, orgId, text] };
+  const match = trigramQuery(part);
+  if (match === null) return null;
+  const folded = text.toLowerCase();
+  const tail = `SELECT rowid AS match_key FROM events WHERE rowid > (SELECT indexed_through FROM search_index_state) AND org_id = ? AND ${sqliteTextHolds('payload_text')}`;
   return {
     column: 'e.rowid',
-    query: `SELECT s.rowid AS match_key FROM events_search s JOIN events v ON v.rowid = s.rowid WHERE events_search MATCH ? AND instr(LOWER(v.payload_text), LOWER(?)) > 0
+    query: `SELECT s.rowid AS match_key FROM events_search s JOIN events v ON v.rowid = s.rowid WHERE events_search MATCH ? AND ${sqliteTextHolds('v.payload_text')}
       UNION ALL ${tail}`,
-    params: [phrase, text, orgId, text],
+    params: [match, folded, orgId, folded],
   };
+}
+
+/**
+ * SQLite: whether `column` holds a term case-insensitively, the term given as a parameter already folded
+ * (`toLowerCase`): `unicode_lower` is the store's connection's fold of all of Unicode (sql-client.ts).
+ */
+export const sqliteTextHolds = (column: string) => `instr(unicode_lower(${column}), ?) > 0`;
+
+/**
+ * SQLite: the FTS5 query for the events that may hold `text`: all of its trigrams (by code point, as the
+ * trigram tokenizer counts), since the index knows which events hold a trigram but not where (migration
+ * 0019). Every event holding the term holds each of them; the events found are checked for the term
+ * itself. Null for a term shorter than a trigram, which the index cannot answer.
+ */
+export function trigramQuery(text: string): string | null {
+  const points = [...text];
+  if (points.length < 3) return null;
+  const trigrams = new Set(Array.from({ length: points.length - 2 }, (_, i) => points.slice(i, i + 3).join('')));
+  return [...trigrams].map((trigram) => `"${trigram.replace(/"/g, '""')}"`).join(' AND ');
 }

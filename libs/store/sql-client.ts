@@ -61,6 +61,8 @@ function sqliteClient(file: string, onBackgroundError: (error: Error) => void): 
   db.pragma('wal_autocheckpoint = 0');
   db.pragma('journal_size_limit = 67108864');
   db.defaultSafeIntegers(false);
+  // SQLite's LOWER folds ASCII letters only; searches fold all of Unicode, as PostgreSQL's ILIKE does.
+  db.function('unicode_lower', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? text.toLowerCase() : text));
   const statements = new Map<string, Database.Statement>();
   const prepared = (sql: string) => {
     let statement = statements.get(sql);
