@@ -63,7 +63,8 @@ const commands: Record<string, Command> = {
   },
   // Opening the store applies pending migrations.
   migrate: async () => 'migrations applied',
-  // For an index lost or suspected wrong; a running relay keeps serving complete (slower) searches meanwhile.
+  // For an index lost or suspected wrong, or kept in its former layout by migration 0019; a running relay
+  // keeps serving complete (slower) searches meanwhile.
   'search rebuild': async (store) => {
     await resetSearchIndex(store.sql);
     return `search index rebuilt from the stored events: ${await indexAllPending(store.sql)} events indexed`;

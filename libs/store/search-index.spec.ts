@@ -169,23 +169,51 @@ describeEachStore('Search index, kept behind the insert', (target) => {
   });
 
   // FTS5's layout; PostgreSQL's trigram index has no such setting.
-  if (target.name === 'sqlite') it('is rebuilt behind the migration that drops trigram positions, and searches stay complete meanwhile', async () => {
-    const ids = [await storeEvent('{"kind":"migrated"}'), await storeEvent('{"kind":"migrated"}')];
-    const migration = new SearchIndexDetailNone1795305600018();
-    const runner = fixture.store.dataSource.createQueryRunner();
-    try {
-      await migration.down(runner);
-      await indexAllPending(sql);
-      await migration.up(runner);
-    } finally {
-      await runner.release();
+  if (target.name === 'sqlite') describe('migration 0019: trigrams without their positions', () => {
+    const layout = async () => (await sql.all<{ sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'events_search'"))[0]!.sql;
+
+    /** The store as it was before the migration (its index in the former layout, every event indexed), then migrated. */
+    async function migrateFromFormerLayout(): Promise<void> {
+      const migration = new SearchIndexDetailNone1795305600018();
+      const runner = fixture.store.dataSource.createQueryRunner();
+      try {
+        await migration.down(runner);
+        await indexAllPending(sql);
+        await migration.up(runner);
+      } finally {
+        await runner.release();
+      }
     }
-    const [table] = await sql.all<{ sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'events_search'");
-    expect(table!.sql).to.contain('detail=none');
-    expect(await searchIndexLag(sql)).to.equal(2);
-    expect(await found('migrated'), 'found meanwhile, as the unindexed tail').to.deep.equal(ids.sort());
-    await indexAllPending(sql);
-    expect(await inIndex('migrated')).to.deep.equal(ids.sort());
+
+    it('rebuilds a small index in the new layout behind it, searches complete meanwhile', async () => {
+      const ids = [await storeEvent('{"kind":"migrated"}'), await storeEvent('{"kind":"migrated"}')];
+      await migrateFromFormerLayout();
+      expect(await layout()).to.contain('detail=none');
+      expect(await searchIndexLag(sql)).to.equal(2);
+      expect(await found('migrated'), 'found meanwhile, as the unindexed tail').to.deep.equal(ids.sort());
+      await indexAllPending(sql);
+      expect(await inIndex('migrated')).to.deep.equal(ids.sort());
+    });
+
+    it('leaves a large index in its layout, searched alike, until a rebuild recreates it', async function () {
+      this.timeout(30_000);
+      const ids = [await storeEvent('{"kind":"kept as it was"}'), await storeEvent('{"kind":"kept as it was"}')];
+      // Past the 50,000 events the migration rebuilds itself: the API's searches would scan them all meanwhile.
+      await sql.run(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000)
+         INSERT INTO events (id, org_id, source_id, status, headers, payload_text, payload_size, payload_hash, signature_valid,
+           received_at, validated_at, queued_at, created_at, deliveries_count, deliveries_succeeded, deliveries_failed)
+         SELECT 'evt_bulk' || i, ?, ?, 'delivered', '{}', '{"n":' || i || '}', 10, 'sha256:x', 1, 0, 0, 0, 0, 0, 0, 0 FROM n`,
+        [fixture.org.id, sourceId],
+      );
+      await migrateFromFormerLayout();
+      expect(await layout()).not.to.contain('detail=none');
+      expect(await searchIndexLag(sql)).to.equal(0);
+      expect(await found('kept as it was')).to.deep.equal(ids.sort());
+      await resetSearchIndex(sql);
+      expect(await layout()).to.contain('detail=none');
+      expect(await searchIndexLag(sql)).to.equal(50_002);
+    });
   });
 
   // FTS5's setting; PostgreSQL's trigram index has no such knob.

@@ -1,3 +1,4 @@
+import { recreateSqliteSearchIndex } from './migrations/0019-search-index-detail-none.js';
 import type { SqlClient } from './sql-client.js';
 
 /**
@@ -82,16 +83,14 @@ export async function indexAllPending(sql: SqlClient, loop: IndexingLoop = {}): 
 /**
  * Empties the index and marks every stored event unindexed: `indexAllPending` then rebuilds it from the
  * events' own payload text. Searches meanwhile stay complete (everything is the unindexed tail), only slower.
+ * SQLite: the index is recreated in migration 0019's layout, which a large index kept until now.
  */
 export function resetSearchIndex(sql: SqlClient): Promise<void> {
   return sql.transaction(async (tx) => {
     if (tx.kind === 'postgres') {
       await tx.run('DELETE FROM events_search');
       await tx.run('INSERT INTO search_pending (event_id) SELECT id FROM events WHERE payload_text IS NOT NULL ON CONFLICT DO NOTHING');
-    } else {
-      await tx.run("INSERT INTO events_search (events_search) VALUES ('delete-all')");
-      await tx.run('UPDATE search_index_state SET indexed_through = 0');
-    }
+    } else await recreateSqliteSearchIndex((statement) => tx.run(statement));
   });
 }
 
@@ -136,7 +135,7 @@ export async function rarePart(sql: SqlClient, orgId: string, text: string): Pro
  * those the index finds, and those of the unindexed tail, checked one by one (few, while the indexer
  * keeps up). Null on SQLite for a term shorter than a trigram, which no index answers. The index is
  * asked for `part` (a part of `text`: rarePart); each event it finds is checked for `text` when `part`
- * is shorter, and always on SQLite, whose index holds no trigram positions (migration 0019).
+ * is shorter, and always on SQLite, whose index may hold no trigram positions (migration 0019).
  */
 export function searchMatches(sql: SqlClient, orgId: string, text: string, part = text): { column: string; query: string; params: unknown[] } | null {
   if (sql.kind === 'postgres') {
@@ -178,8 +177,9 @@ export const sqliteTextHolds = (column: string) => `instr(unicode_lower(${column
 /**
  * SQLite: the FTS5 query for the events that may hold `text`: all of its trigrams (by code point, as the
  * trigram tokenizer counts), since the index knows which events hold a trigram but not where (migration
- * 0019). Every event holding the term holds each of them; the events found are checked for the term
- * itself. Null for a term shorter than a trigram, which the index cannot answer.
+ * 0019's layout; the same query serves an index of the layout before). Every event holding the term holds
+ * each of them; the events found are checked for the term itself. Null for a term shorter than a
+ * trigram, which the index cannot answer.
  */
 export function trigramQuery(text: string): string | null {
   const points = [...text];
