@@ -143,7 +143,7 @@ const and = (where: Where, condition: string, params: unknown[]): Where => ({ wh
  */
 function textHolds(sql: SqlClient, text: string): { condition: string; params: unknown[] } {
   if (sql.kind === 'postgres') return { condition: `e.payload_text ILIKE ? ESCAPE '\\'`, params: [likePattern(text)] };
-  return { condition: sqliteTextHolds('e.payload_text'), params: [text.toLowerCase()] };
+  return sqliteTextHolds('e.payload_text', text);
 }
 
 /**

@@ -158,21 +158,23 @@ export function searchMatches(sql: SqlClient, orgId: string, text: string, part 
   }
   const match = trigramQuery(part);
   if (match === null) return null;
-  const folded = text.toLowerCase();
-  const tail = `SELECT rowid AS match_key FROM events WHERE rowid > (SELECT indexed_through FROM search_index_state) AND org_id = ? AND ${sqliteTextHolds('payload_text')}`;
+  const found = sqliteTextHolds('v.payload_text', text);
+  const tail = sqliteTextHolds('payload_text', text);
   return {
     column: 'e.rowid',
-    query: `SELECT s.rowid AS match_key FROM events_search s JOIN events v ON v.rowid = s.rowid WHERE events_search MATCH ? AND ${sqliteTextHolds('v.payload_text')}
-      UNION ALL ${tail}`,
-    params: [match, folded, orgId, folded],
+    query: `SELECT s.rowid AS match_key FROM events_search s JOIN events v ON v.rowid = s.rowid WHERE events_search MATCH ? AND ${found.condition}
+      UNION ALL SELECT rowid AS match_key FROM events WHERE rowid > (SELECT indexed_through FROM search_index_state) AND org_id = ? AND ${tail.condition}`,
+    params: [match, ...found.params, orgId, ...tail.params],
   };
 }
 
 /**
- * SQLite: whether `column` holds a term case-insensitively, the term given as a parameter already folded
- * (`toLowerCase`): `unicode_lower` is the store's connection's fold of all of Unicode (sql-client.ts).
+ * SQLite: whether `column` holds `term` case-insensitively. The term is folded here, once, and each row by
+ * `unicode_lower`, the store's connection's fold of all of Unicode (sql-client.ts): the same fold.
  */
-export const sqliteTextHolds = (column: string) => `instr(unicode_lower(${column}), ?) > 0`;
+export function sqliteTextHolds(column: string, term: string): { condition: string; params: [string] } {
+  return { condition: `instr(unicode_lower(${column}), ?) > 0`, params: [term.toLowerCase()] };
+}
 
 /**
  * SQLite: the FTS5 query for the events that may hold `text`: all of its trigrams (by code point, as the
