@@ -120,7 +120,7 @@ type Closers = ReturnType<typeof closerStack>;
 
 /**
  * Opens the store and the broker: `broker` when one is given (a pipeline thread's, over the port of the
- * thread that owns the embedded log), else Kafka or the embedded log as configured, timing every publish.
+ * thread that owns the embedded log), else Kafka or the embedded log as configured, timing every publish and every consumer's batches.
  */
 export async function openBackends(config: Config, logger: Logger, metrics: RelayMetrics, closers: Closers, broker?: Broker): Promise<Backends> {
   const store = await openStore({
@@ -151,6 +151,10 @@ export async function openBackends(config: Config, logger: Logger, metrics: Rela
       // A raised enterprise payload limit must still fit in one record.
       embedded: { maxMessageBytes: Math.max(DEFAULT_MAX_MESSAGE_BYTES, largestPayloadBytes(limits)) },
       onPublish: ({ topic, durationMs }) => metrics.brokerPublishDuration.observe({ topic }, durationMs / 1000),
+      onBatch: ({ groupId, waitedMs, durationMs }) => {
+        metrics.consumerRecordWait.observe({ group: groupId }, waitedMs / 1000);
+        metrics.consumerBatchDuration.observe({ group: groupId }, durationMs / 1000);
+      },
     });
     const opened = broker;
     closers.push(() => opened.close());

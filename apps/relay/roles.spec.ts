@@ -79,6 +79,24 @@ describe(`relay roles as separate processes [${kafkaPostgres.name}]`, function (
     expect(sampleSum(text, 'relay_deliveries_in_flight')).to.equal(0);
   });
 
+  it('times the wait before each hop and its handling on the process that runs the hop', async function () {
+    await suite.sink.waitForRequests(WEBHOOKS, 30_000);
+    for (const [role, group] of [
+      ['router', 'relay-router'],
+      ['recorder', 'relay-recorder'],
+    ] as const) {
+      const [member] = byRole(role);
+      await waitFor(
+        `the ${role} to time a batch`,
+        async () => sampleSum(await member!.metrics(), 'relay_consumer_record_wait_seconds_count', { group }),
+        (batches) => batches >= 1,
+      );
+      const text = await member!.metrics();
+      expect(sampleSum(text, 'relay_consumer_batch_duration_seconds_count', { group }), role).to.equal(sampleSum(text, 'relay_consumer_record_wait_seconds_count', { group }));
+      for (const gateway of gateways) expect(sampleSum(await gateway.metrics(), 'relay_consumer_record_wait_seconds_count', { group }), `gateway, ${group}`).to.equal(0);
+    }
+  });
+
   it('has the recorder process mark every delivery delivered in the store', async function () {
     const counts = await waitFor(
       'every delivery to be recorded as delivered',

@@ -22,7 +22,9 @@
  * each process's too; with `--postgres`, the commits and rows its database wrote per event and how much it
  * grew, from the server's statistics of that database; with `--kafka`, its Kafka requests per event by API
  * and by consumer group, bench/soak/kafka-requests.ts), and the event-loop delay (p99, max) of the
- * thread that takes the webhooks during the load and each thread's heap at its end, from its `/metrics`. A rate is
+ * thread that takes the webhooks during the load and each thread's heap at its end, from its `/metrics`; and,
+ * from every process's `/metrics`, how long records waited in the log before each hop (consumer group) and how
+ * long its handler took (bench/soak/hop-waits.ts): where ingest -> delivery latency goes. A rate is
  * sustained when every request was acknowledged, >= 98% of the offered rate was delivered during the load,
  * ingest -> delivery p99 <= 1 s and every acknowledged event arrived. Stepping stops at the first rate not
  * sustained (`--all-rates` goes on). The last line names the highest rate sustained. `--timeline` adds,
@@ -52,6 +54,7 @@ import { now, runOpenLoop, type Answer, type Outcome } from './open-loop.js';
 import { machineBusy, machineCpu, processUsage, watchPeakRss } from './process-usage.js';
 import { storeWritesPerEvent, watchStoreWrites } from './store-writes.js';
 import { readKafkaRequestCounts, type KafkaRequestCounts } from './kafka-requests.js';
+import { hopHistograms, hopWaitsLine } from './hop-waits.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const API_KEY = 'bench-soak-key-0123456789';
@@ -328,6 +331,8 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const roleUsageBefore = pids.map((pid) => processUsage([pid]).cpuMs);
   const requestsBefore = kafkaRequests(deployment);
   const rss = watchPeakRss(pids);
+  const scrapeHops = async () => hopHistograms(await Promise.all(deployment.processes.map((member) => member.metrics())));
+  const hopsBefore = await scrapeHops();
   // Resets the delay histogram, so the next scrape covers the load alone.
   await gatewayThreads(deployment);
   const machineBefore = machineCpu();
@@ -352,6 +357,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   // The counts are written four times a second: wait for a write made after the drain.
   if (args.kafka) await new Promise((resolve) => setTimeout(resolve, 300));
   const requestsAfter = kafkaRequests(deployment);
+  const hopsAfter = await scrapeHops();
   const peakRss = rss.stop();
   await dispatcher.close();
 
@@ -373,6 +379,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
       `cpu ${perEventCpu(usage.cpuMs - usageBefore.cpuMs)} us/event => ${sustained ? 'sustained' : 'NOT sustained'}`,
   );
   console.log(`      during the load: event-loop delay of the thread taking the webhooks ${loopDelay}; ${machine}; heap by thread at its end: ${heaps}`);
+  console.log(`      ${hopWaitsLine(hopsBefore, hopsAfter)}`);
   if (pids.length > 1) console.log(`      cpu by process: ${deployment.processes.map((member, index) => `${member.role} ${perEventCpu(roleCpuMs[index]!)}`).join(', ')} us/event`);
   if (storeWrites) {
     console.log(`      ${storeWritesPerEvent(writesBefore!, await storeWrites.settled(), acknowledged.length)}`);

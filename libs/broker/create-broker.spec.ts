@@ -3,7 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { unusedLoopbackPort } from '../testing/free-port.js';
-import { createBroker } from './create-broker.js';
+import { waitFor } from '../testing/wait-for.js';
+import type { BrokerRecord } from './broker.js';
+import { createBroker, type BatchEvent } from './create-broker.js';
 import { EMBEDDED_LOG_FILE } from './embedded/embedded-broker.js';
 import { BrokerUnavailableError } from './errors.js';
 
@@ -40,5 +42,45 @@ describe('createBroker', function () {
     expect((error as Error).message).to.include(broker);
     expect(Date.now() - started).to.be.below(5_000);
     expect(fs.readdirSync(dataDir)).to.deep.equal([]);
+  });
+
+  it("reports each handled batch: its group, topic, records, its oldest record's time in the log and the handler's time", async function () {
+    const later = 4_102_444_800_000; // the clock the broker compares record timestamps with: 2100-01-01
+    const events: BatchEvent[] = [];
+    const broker = await createBroker({ kafkaBrokers: [], dataDir, onBatch: (event) => events.push(event), now: () => later });
+    try {
+      const handled: BrokerRecord[] = [];
+      let failed = false;
+      const consumer = broker.consumer({
+        groupId: 'relay-router',
+        topics: ['relay.ingest'],
+        fromBeginning: true,
+        async handleBatch(batch) {
+          // The first try fails: it is reported too, and the batch comes again.
+          if (!failed) {
+            failed = true;
+            throw new Error('not yet');
+          }
+          handled.push(...batch.records);
+        },
+      });
+      await broker.producer().send('relay.ingest', [
+        { key: 'src_1', value: Buffer.from('{"n":1}') },
+        { key: 'src_1', value: Buffer.from('{"n":2}') },
+      ]);
+      await consumer.start();
+      await waitFor('both records handled', () => handled.length, (count) => count === 2);
+      await consumer.stop();
+      expect(events.map(({ groupId, topic, records }) => ({ groupId, topic, records }))).to.deep.equal([
+        { groupId: 'relay-router', topic: 'relay.ingest', records: 2 },
+        { groupId: 'relay-router', topic: 'relay.ingest', records: 2 },
+      ]);
+      for (const event of events) {
+        expect(event.waitedMs).to.equal(later - handled[0]!.timestamp);
+        expect(event.durationMs).to.be.at.least(0);
+      }
+    } finally {
+      await broker.close();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import type { Broker, BrokerLogger, Producer } from './broker.js';
+import type { Broker, BrokerLogger, Consumer, ConsumerOptions, Producer } from './broker.js';
 import { openEmbeddedBroker, type EmbeddedBrokerOptions } from './embedded/embedded-broker.js';
 import type { FsyncMode } from './embedded/log-store.js';
 import { connectKafkaBroker, type KafkaBrokerOptions } from './kafka/kafka-broker.js';
@@ -17,6 +17,10 @@ export interface CreateBrokerOptions {
   embedded?: Omit<EmbeddedBrokerOptions, 'dataDir' | 'fsync' | 'logger'>;
   /** Told of every publish that succeeded, whoever made it (metrics subscribe here). */
   onPublish?: (event: PublishEvent) => void;
+  /** Told of every batch a consumer's handler finished, whichever group it is (metrics subscribe here). */
+  onBatch?: (event: BatchEvent) => void;
+  /** The wall clock record timestamps are compared with (epoch ms; `Date.now` by default). */
+  now?: () => number;
 }
 
 export interface PublishEvent {
@@ -25,17 +29,47 @@ export interface PublishEvent {
   durationMs: number;
 }
 
-/** The broker with its one producer reporting each send: publish timing lives in the path every publish takes. */
-function reportingPublishes(broker: Broker, onPublish: (event: PublishEvent) => void): Broker {
-  const inner = broker.producer();
-  const producer: Producer = {
+export interface BatchEvent {
+  groupId: string;
+  topic: string;
+  records: number;
+  /**
+   * How long the batch's oldest record was in the log before its handler got it: the queue in front of
+   * a hop, its broker's fetch wait included. Clocks of different machines (a Kafka broker stamps the
+   * record) may skew it; it never goes below 0.
+   */
+  waitedMs: number;
+  /** How long the handler took, failed batches included (they are handed over again). */
+  durationMs: number;
+}
+
+/** Its one producer reports each send: publish timing lives in the path every publish takes. */
+function reportingPublishes(inner: Producer, onPublish: (event: PublishEvent) => void): Producer {
+  return {
     async send(topic, messages, options) {
       const startedAt = performance.now();
       await inner.send(topic, messages, options);
       onPublish({ topic, messages: messages.length, durationMs: performance.now() - startedAt });
     },
   };
-  return { producer: () => producer, consumer: (options) => broker.consumer(options), admin: () => broker.admin(), close: () => broker.close() };
+}
+
+/** Each consumer's handler reports its batches: the wait in front of every hop, on either adapter. */
+function reportingBatches(broker: Broker, onBatch: (event: BatchEvent) => void, now: () => number): (options: ConsumerOptions) => Consumer {
+  return (options) =>
+    broker.consumer({
+      ...options,
+      async handleBatch(batch) {
+        const oldest = batch.records[0]?.timestamp ?? now();
+        const waitedMs = Math.max(0, now() - oldest);
+        const startedAt = performance.now();
+        try {
+          return await options.handleBatch(batch);
+        } finally {
+          onBatch({ groupId: options.groupId, topic: batch.topic, records: batch.records.length, waitedMs, durationMs: performance.now() - startedAt });
+        }
+      },
+    });
 }
 
 /** Kafka when brokers are configured, else the embedded log in `dataDir`. */
@@ -44,5 +78,8 @@ export async function createBroker(options: CreateBrokerOptions): Promise<Broker
     options.kafkaBrokers && options.kafkaBrokers.length > 0
       ? await connectKafkaBroker({ ...options.kafka, brokers: options.kafkaBrokers, clientId: options.clientId, logger: options.logger })
       : await openEmbeddedBroker({ ...options.embedded, dataDir: options.dataDir, fsync: options.fsync, logger: options.logger });
-  return options.onPublish ? reportingPublishes(broker, options.onPublish) : broker;
+  if (!options.onPublish && !options.onBatch) return broker;
+  const producer = options.onPublish ? reportingPublishes(broker.producer(), options.onPublish) : broker.producer();
+  const consumer = options.onBatch ? reportingBatches(broker, options.onBatch, options.now ?? Date.now) : (consumerOptions: ConsumerOptions) => broker.consumer(consumerOptions);
+  return { producer: () => producer, consumer, admin: () => broker.admin(), close: () => broker.close() };
 }

@@ -52,6 +52,20 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean; thread?:
       buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
       registers,
     }),
+    consumerRecordWait: new Histogram({
+      name: 'relay_consumer_record_wait_seconds',
+      help: "Per batch handed to a consumer group's handler: how long its oldest record was in the log first (the queue in front of that hop, the broker's fetch wait included)",
+      labelNames: ['group'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    consumerBatchDuration: new Histogram({
+      name: 'relay_consumer_batch_duration_seconds',
+      help: "Time a consumer group's handler took over each batch (the hop's own work, its store writes and publishes included)",
+      labelNames: ['group'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
     consumerLag: new Gauge({
       name: 'relay_consumer_lag',
       help: 'Records appended but not yet committed, per consumer group and topic',
