@@ -157,7 +157,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     kafkaClientId: read(env, 'KAFKA_CLIENT_ID') ?? 'webhook-relay',
     kafkaMaxWaitMs: integer(env, 'KAFKA_MAX_WAIT_MS', 500, 10, 10000),
     kafkaSessionTimeoutMs: integer(env, 'KAFKA_SESSION_TIMEOUT_MS', 30000, 6000, 300000),
-    kafkaIngestGatherMs: integer(env, 'KAFKA_INGEST_GATHER_MS', 20, 0, 1000),
+    kafkaIngestGatherMs: integer(env, 'KAFKA_INGEST_GATHER_MS', 40, 0, 1000),
     apiKey,
     org,
     defaultPlan: oneOf(env, 'RELAY_DEFAULT_PLAN', PLANS, 'pro'),
