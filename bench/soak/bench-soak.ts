@@ -395,8 +395,13 @@ console.log(`soak bench: ${shape}; ${sourceCount} codehost source(s) -> one dest
 execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
 await floorLine();
 const sink = await startBenchSink();
-await floorLine(sink);
-const deployment = await startDeployment();
+// The sink is a process of its own: a relay that fails to start must not leave it running.
+const deployment = await floorLine(sink)
+  .then(startDeployment)
+  .catch(async (error: unknown) => {
+    await sink.stop();
+    throw error;
+  });
 const steps: Step[] = [];
 try {
   const paths = await configure(deployment.apiUrl, sink);
