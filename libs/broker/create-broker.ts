@@ -60,8 +60,8 @@ function reportingBatches(broker: Broker, onBatch: (event: BatchEvent) => void, 
     broker.consumer({
       ...options,
       async handleBatch(batch) {
-        const oldest = batch.records[0]?.timestamp ?? now();
-        const waitedMs = Math.max(0, now() - oldest);
+        const handedAt = now();
+        const waitedMs = Math.max(0, handedAt - (batch.records[0]?.timestamp ?? handedAt));
         const startedAt = performance.now();
         try {
           return await options.handleBatch(batch);
