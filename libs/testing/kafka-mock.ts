@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import type { Context } from 'mocha';
 
 /**
@@ -8,8 +9,12 @@ import type { Context } from 'mocha';
  */
 export interface KafkaMockCluster {
   brokers: string[];
-  /** Freezes the cluster (SIGSTOP): requests sent meanwhile stay unanswered until `resume`. */
-  pause(): void;
+  /**
+   * Freezes the cluster (SIGSTOP) and resolves once every thread of it has stopped: requests sent after
+   * that stay unanswered until `resume`. (A signal takes effect when its target next runs: on a busy
+   * machine the cluster answered a request sent just after the signal.)
+   */
+  pause(): Promise<void>;
   resume(): void;
   stop(): Promise<void>;
 }
@@ -49,7 +54,10 @@ export async function startKafkaMock(options: KafkaMockOptions = {}): Promise<Ka
     const brokers = await bootstrapServers(child, options.startTimeoutMs ?? 10_000);
     return {
       brokers,
-      pause: () => void child.kill('SIGSTOP'),
+      pause: async () => {
+        child.kill('SIGSTOP');
+        await stopped(child.pid!);
+      },
       resume: () => void child.kill('SIGCONT'),
       stop: async () => {
         process.off('exit', killOnExit);
@@ -87,6 +95,19 @@ function bootstrapServers(child: ChildProcess, timeoutMs: number): Promise<strin
     });
   });
 }
+
+/** Resolves once every thread of process `pid` is in the stopped state (`T` in /proc/<pid>/task/<tid>/stat). */
+async function stopped(pid: number): Promise<void> {
+  for (;;) {
+    const threads = await readdir(`/proc/${pid}/task`);
+    const states = await Promise.all(threads.map(async (tid) => statState(await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8'))));
+    if (states.every((state) => state === 'T' || state === 't')) return;
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+/** The state field of a /proc stat line: the first field after the command name, which is in parentheses and may hold spaces. */
+const statState = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
 
 function terminate(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();

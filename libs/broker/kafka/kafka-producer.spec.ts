@@ -66,7 +66,7 @@ describe('KafkaProducer on the librdkafka mock cluster', function () {
     const { producer, produceRequests } = countingProducer();
     await producer.send('spec.flight', [record('warm-up')]);
     const before = produceRequests();
-    cluster!.pause();
+    await cluster!.pause();
     const first = producer.send('spec.flight', [record('first')]);
     // Each later send is asked for in a turn of its own, while the first is in flight and unanswered.
     const later: Promise<void>[] = [];
