@@ -17,6 +17,7 @@ export interface SinkReply {
 
 export interface BenchSink {
   url: string;
+  pid: number;
   counts(): Promise<SinkCounts>;
   /** When each event first arrived (ms since the epoch, sub-ms resolution), null if it has not. */
   arrivals(eventIds: string[]): Promise<(number | null)[]>;
@@ -48,6 +49,7 @@ export async function startBenchSink(): Promise<BenchSink> {
     });
   return {
     url,
+    pid: child.pid!,
     counts: () => call<SinkCounts>({ id: nextId++, op: 'counts' }),
     arrivals: async (eventIds) => (await call<{ arrivals: (number | null)[] }>({ id: nextId++, op: 'arrivals', eventIds })).arrivals,
     reset: async () => {

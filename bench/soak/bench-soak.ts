@@ -19,7 +19,8 @@
  * ingest p50/p99/max from the schedule, requests not acknowledged, deliveries per second during the load,
  * the backlog when the load ended and how long it took to drain, ingest -> delivery p50/p99 (sink arrival
  * minus the scheduled moment), the relay's peak RSS and its CPU time per event (load and drain; with `--split`,
- * each process's too; with `--postgres`, the commits and rows its database wrote per event and how much it
+ * each process's too; and who kept the machine's cores busy during the load: the relay, the PostgreSQL server,
+ * the mock cluster, the sink, the generator and the rest; with `--postgres`, the commits and rows its database wrote per event and how much it
  * grew, from the server's statistics of that database; with `--kafka`, its Kafka requests per event by API
  * and by consumer group, bench/soak/kafka-requests.ts), and the event-loop delay (p99, max) of the
  * thread that takes the webhooks during the load and each thread's heap at its end, from its `/metrics`; and,
@@ -51,7 +52,7 @@ import { startTarget } from '../ingest/target-client.js';
 import { startBenchSink, type BenchSink } from '../relay/sink-client.js';
 import { BODY_BYTES, signedWebhook } from '../signed-webhook.js';
 import { now, runOpenLoop, type Answer, type Outcome } from './open-loop.js';
-import { machineBusy, machineCpu, processUsage, watchPeakRss } from './process-usage.js';
+import { cpuByParty, machineBusy, machineCpu, postgresServerCpuMs, processUsage, watchPeakRss } from './process-usage.js';
 import { storeWritesPerEvent, watchStoreWrites } from './store-writes.js';
 import { readKafkaRequestCounts, type KafkaRequestCounts } from './kafka-requests.js';
 import { hopHistograms, hopWaitsLine } from './hop-waits.js';
@@ -98,6 +99,8 @@ interface Deployment {
   ingestUrl: string;
   /** The store's database, with `--postgres`. */
   databaseUrl?: string;
+  /** The kcat process hosting the mock cluster, with `--kafka`. */
+  kafkaMockPid?: number;
   stop(): Promise<void>;
 }
 
@@ -106,6 +109,7 @@ async function startDeployment(): Promise<Deployment> {
   const cleanups: (() => Promise<void>)[] = [];
   const dataDir = tempDataDir();
   cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
+  let kafkaMockPid: number | undefined;
   const env: Record<string, string> = {
     RELAY_DATA_DIR: dataDir,
     RELAY_API_KEY: API_KEY,
@@ -121,6 +125,7 @@ async function startDeployment(): Promise<Deployment> {
   if (args.kafka) {
     const kafka = await startKafkaMock();
     cleanups.push(() => kafka.stop());
+    kafkaMockPid = kafka.pid;
     env.KAFKA_BROKERS = kafka.brokers.join(',');
   }
   Object.assign(env, extraEnv);
@@ -148,12 +153,12 @@ async function startDeployment(): Promise<Deployment> {
   try {
     if (!args.split) {
       const all = await start('all');
-      return { processes, kafkaRequestFiles, apiUrl: all.url, ingestUrl: all.url, databaseUrl: env.DATABASE_URL, stop };
+      return { processes, kafkaRequestFiles, apiUrl: all.url, ingestUrl: all.url, databaseUrl: env.DATABASE_URL, kafkaMockPid, stop };
     }
     // The api process first: it applies the migrations the others then find done.
     const api = await start('api');
     const [gateway] = await Promise.all((['gateway', 'router', 'deliverer', 'recorder'] as const).map(start));
-    return { processes, kafkaRequestFiles, apiUrl: api.url, ingestUrl: gateway!.url, databaseUrl: env.DATABASE_URL, stop };
+    return { processes, kafkaRequestFiles, apiUrl: api.url, ingestUrl: gateway!.url, databaseUrl: env.DATABASE_URL, kafkaMockPid, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -321,12 +326,32 @@ async function gatewayThreads(deployment: Deployment): Promise<{ loopDelay: stri
   };
 }
 
+/**
+ * Who uses the machine's cores: the relay, the PostgreSQL server (with `--postgres`; the local server
+ * serves nothing else during the run), the mock cluster (with `--kafka`), the sink, and this process (the
+ * generator, and the bench's own reads); the rest is `other`.
+ */
+function cpuShares(deployment: Deployment, sink: BenchSink) {
+  const pids = deployment.processes.map((member) => member.pid);
+  return cpuByParty({
+    relay: () => processUsage(pids).cpuMs,
+    ...(deployment.databaseUrl ? { postgres: postgresServerCpuMs } : {}),
+    ...(deployment.kafkaMockPid ? { 'kafka mock': () => processUsage([deployment.kafkaMockPid!]).cpuMs } : {}),
+    sink: () => processUsage([sink.pid]).cpuMs,
+    generator: () => {
+      const own = process.cpuUsage();
+      return (own.user + own.system) / 1000;
+    },
+  });
+}
+
 async function soakAt(rate: number, deployment: Deployment, paths: string[], sink: BenchSink): Promise<Step> {
   const pids = deployment.processes.map((member) => member.pid);
   const dispatcher = new Agent({ connections: 1024, keepAliveTimeout: 60_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
   const deliveredBefore = (await sink.counts()).total;
   const storeWrites = deployment.databaseUrl ? await watchStoreWrites(deployment.databaseUrl) : undefined;
   const writesBefore = await storeWrites?.settled();
+  const machineShares = cpuShares(deployment, sink);
   const usageBefore = processUsage(pids);
   const roleUsageBefore = pids.map((pid) => processUsage([pid]).cpuMs);
   const requestsBefore = kafkaRequests(deployment);
@@ -336,9 +361,11 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   // Resets the delay histogram, so the next scrape covers the load alone.
   await gatewayThreads(deployment);
   const machineBefore = machineCpu();
+  const sharesBefore = machineShares.read();
   const loadStartedAt = now();
   const outcomes = await runOpenLoop({ rate, seconds, send: webhookSender(deployment.ingestUrl, paths, dispatcher) });
   const loadEndedAt = now();
+  const sharesAfter = machineShares.read();
   const machine = machineBusy(machineBefore, machineCpu());
   const { loopDelay, heaps } = await gatewayThreads(deployment);
   if (args.timeline) console.log(`      ${timeline(outcomes, loadStartedAt)}`);
@@ -380,6 +407,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   );
   console.log(`      during the load: event-loop delay of the thread taking the webhooks ${loopDelay}; ${machine}; heap by thread at its end: ${heaps}`);
   console.log(`      ${hopWaitsLine(hopsBefore, hopsAfter)}`);
+  console.log(`      who kept the cores busy during the load: ${machineShares.cores(sharesBefore, sharesAfter, loadSeconds)}`);
   if (pids.length > 1) console.log(`      cpu by process: ${deployment.processes.map((member, index) => `${member.role} ${perEventCpu(roleCpuMs[index]!)}`).join(', ')} us/event`);
   if (storeWrites) {
     console.log(`      ${storeWritesPerEvent(writesBefore!, await storeWrites.settled(), acknowledged.length)}`);

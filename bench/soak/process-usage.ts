@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 
 /** CPU time and resident memory of other processes, read from /proc (Linux). */
 export interface ProcessUsage {
@@ -11,11 +12,17 @@ export interface ProcessUsage {
 
 const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 
-function cpuMsOf(pid: number): number {
+/** `/proc/<pid>/stat`'s fields from field 3 (state) on: after the command name, which may contain spaces. */
+const statFields = (pid: number) => {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may contain spaces), from field 3 (state) on: utime is 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+};
+const ticksToMs = (ticks: number) => (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+
+function cpuMsOf(pid: number): number {
+  // utime is field 14, stime 15.
+  const fields = statFields(pid);
+  return ticksToMs(Number(fields[11]) + Number(fields[12]));
 }
 
 function rssBytesOf(pid: number): number {
@@ -55,13 +62,57 @@ export interface MachineCpu {
 export function machineCpu(): MachineCpu {
   // user nice system idle iowait irq softirq steal (guest time is within user).
   const ticks = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
-  const toMs = (count: number) => (count * 1000) / CLOCK_TICKS_PER_SECOND;
   const total = ticks.reduce((sum, count) => sum + count, 0);
-  return { busyMs: toMs(total - ticks[3]! - ticks[4]!), stealMs: toMs(ticks[7]!), totalMs: toMs(total) };
+  return { busyMs: ticksToMs(total - ticks[3]! - ticks[4]!), stealMs: ticksToMs(ticks[7]!), totalMs: ticksToMs(total) };
 }
 
 /** How busy the machine's cores were between two readings, and how much of their time the host took. */
 export function machineBusy(before: MachineCpu, after: MachineCpu): string {
   const share = (ms: number) => `${((100 * ms) / Math.max(1, after.totalMs - before.totalMs)).toFixed(0)}%`;
   return `machine busy ${share(after.busyMs - before.busyMs)} (steal ${share(after.stealMs - before.stealMs)})`;
+}
+
+/**
+ * CPU ms used so far by the local PostgreSQL server: every `postgres` process alive now, plus what the
+ * postmaster's children that have exited used (its cutime and cstime: a backend closed between two
+ * readings still counts). Its backends come and go with connections, so no fixed list of pids would do.
+ */
+export function postgresServerCpuMs(): number {
+  let total = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const fields = statFields(Number(entry));
+      // The postmaster is the one whose parent is not a postgres process; its exited children: fields 16, 17.
+      const parentComm = fs.readFileSync(`/proc/${fields[1]}/comm`, 'utf8').trim();
+      total += ticksToMs(Number(fields[11]) + Number(fields[12]) + (parentComm === 'postgres' ? 0 : Number(fields[13]) + Number(fields[14])));
+    } catch {
+      // The process exited while being read: its time is in its parent's cutime from now on.
+    }
+  }
+  return total;
+}
+
+/** CPU ms used so far by each party on the machine, by name, and the machine's busy time (`machine`). */
+export type CpuReading = Record<string, number>;
+
+/**
+ * Who keeps the machine's cores busy: each named party's CPU time (a function, since some parties are not
+ * a fixed set of processes) between two readings, in cores, and the rest of the machine's busy time as `other`.
+ */
+export function cpuByParty(parties: Record<string, () => number>): { read(): CpuReading; cores(before: CpuReading, after: CpuReading, seconds: number): string } {
+  return {
+    read() {
+      const reading: CpuReading = Object.fromEntries(Object.entries(parties).map(([name, cpuMs]) => [name, cpuMs()]));
+      reading.machine = machineCpu().busyMs;
+      return reading;
+    },
+    cores(before, after, seconds) {
+      const used = (name: string) => (after[name]! - before[name]!) / 1000 / seconds;
+      const named = Object.keys(parties).map((name) => [name, used(name)] as const);
+      const other = used('machine') - named.reduce((sum, [, cores]) => sum + cores, 0);
+      return `${[...named, ['other', other] as const].map(([name, cores]) => `${name} ${cores.toFixed(2)}`).join(', ')} (busy ${used('machine').toFixed(2)} of ${os.availableParallelism()}) cores`;
+    },
+  };
 }

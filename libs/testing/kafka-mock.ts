@@ -9,6 +9,8 @@ import type { Context } from 'mocha';
  */
 export interface KafkaMockCluster {
   brokers: string[];
+  /** The kcat process that hosts the cluster (for its CPU time in benches). */
+  pid: number;
   /**
    * Freezes the cluster (SIGSTOP) and resolves once every thread of it has stopped: requests sent after
    * that stay unanswered until `resume`. (A signal takes effect when its target next runs: on a busy
@@ -54,6 +56,7 @@ export async function startKafkaMock(options: KafkaMockOptions = {}): Promise<Ka
     const brokers = await bootstrapServers(child, options.startTimeoutMs ?? 10_000);
     return {
       brokers,
+      pid: child.pid!,
       pause: async () => {
         child.kill('SIGSTOP');
         await stopped(child.pid!);
