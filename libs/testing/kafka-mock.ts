@@ -102,9 +102,12 @@ function bootstrapServers(child: ChildProcess, timeoutMs: number): Promise<strin
 /** Resolves once every thread of process `pid` is in the stopped state (`T` in /proc/<pid>/task/<tid>/stat). */
 async function stopped(pid: number): Promise<void> {
   for (;;) {
-    const threads = await readdir(`/proc/${pid}/task`);
-    const states = await Promise.all(threads.map(async (tid) => statState(await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8'))));
-    if (states.every((state) => state === 'T' || state === 't')) return;
+    // A thread that ended between the listing and its read is simply not counted.
+    const threads = await readdir(`/proc/${pid}/task`).catch(() => []);
+    const states = await Promise.all(threads.map((tid) => readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').then(statState, () => undefined)));
+    const live = states.filter((state) => state !== undefined);
+    if (live.length === 0 || live.some((state) => state === 'Z' || state === 'X')) throw new Error(`the mock cluster (pid ${pid}) has exited`);
+    if (live.every((state) => state === 'T' || state === 't')) return;
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
 }
