@@ -360,13 +360,12 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const hopsBefore = await scrapeHops();
   // Resets the delay histogram, so the next scrape covers the load alone.
   await gatewayThreads(deployment);
-  const machineBefore = machineCpu();
   const sharesBefore = machineShares.read();
   const loadStartedAt = now();
   const outcomes = await runOpenLoop({ rate, seconds, send: webhookSender(deployment.ingestUrl, paths, dispatcher) });
   const loadEndedAt = now();
   const sharesAfter = machineShares.read();
-  const machine = machineBusy(machineBefore, machineCpu());
+  const machine = machineBusy(sharesBefore.machine, sharesAfter.machine);
   const { loopDelay, heaps } = await gatewayThreads(deployment);
   if (args.timeline) console.log(`      ${timeline(outcomes, loadStartedAt)}`);
   // The load ends with its last scheduled request; answers may still be on their way then.

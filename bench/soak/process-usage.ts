@@ -94,8 +94,11 @@ export function postgresServerCpuMs(): number {
   return total;
 }
 
-/** CPU ms used so far by each party on the machine, by name, and the machine's busy time (`machine`). */
-export type CpuReading = Record<string, number>;
+/** CPU ms used so far by each named party, and the machine's CPU at the same moment. */
+export interface CpuReading {
+  parties: Record<string, number>;
+  machine: MachineCpu;
+}
 
 /**
  * Who keeps the machine's cores busy: each named party's CPU time (a function, since some parties are not
@@ -103,16 +106,13 @@ export type CpuReading = Record<string, number>;
  */
 export function cpuByParty(parties: Record<string, () => number>): { read(): CpuReading; cores(before: CpuReading, after: CpuReading, seconds: number): string } {
   return {
-    read() {
-      const reading: CpuReading = Object.fromEntries(Object.entries(parties).map(([name, cpuMs]) => [name, cpuMs()]));
-      reading.machine = machineCpu().busyMs;
-      return reading;
-    },
+    read: () => ({ parties: Object.fromEntries(Object.entries(parties).map(([name, cpuMs]) => [name, cpuMs()])), machine: machineCpu() }),
     cores(before, after, seconds) {
-      const used = (name: string) => (after[name]! - before[name]!) / 1000 / seconds;
-      const named = Object.keys(parties).map((name) => [name, used(name)] as const);
-      const other = used('machine') - named.reduce((sum, [, cores]) => sum + cores, 0);
-      return `${[...named, ['other', other] as const].map(([name, cores]) => `${name} ${cores.toFixed(2)}`).join(', ')} (busy ${used('machine').toFixed(2)} of ${os.availableParallelism()}) cores`;
+      const cores = (ms: number) => ms / 1000 / seconds;
+      const named = Object.keys(parties).map((name) => [name, cores(after.parties[name]! - before.parties[name]!)] as const);
+      const busy = cores(after.machine.busyMs - before.machine.busyMs);
+      const other = busy - named.reduce((sum, [, used]) => sum + used, 0);
+      return `${[...named, ['other', other] as const].map(([name, used]) => `${name} ${used.toFixed(2)}`).join(', ')} (busy ${busy.toFixed(2)} of ${os.availableParallelism()}) cores`;
     },
   };
 }
