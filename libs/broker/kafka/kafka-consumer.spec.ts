@@ -165,4 +165,85 @@ describe('KafkaConsumer on the librdkafka mock cluster', function () {
       await admin.disconnect();
     }
   });
+
+  /** `batches` produce requests of `perBatch` records of one key each, written before the group starts; values count from 0. */
+  async function smallBatchesOfOneKey(kafka: Kafka, topic: string, batches: number, perBatch: number): Promise<void> {
+    const producer = new KafkaProducer(kafka, { idempotent: false, requestTimeoutMs: 5_000, maxRequestBytes: 1024 * 1024 }, silentLogger);
+    for (let b = 0; b < batches; b++) {
+      await producer.send(topic, Array.from({ length: perBatch }, (_, i) => ({ key: 'one', value: Buffer.from(String(b * perBatch + i)) })));
+    }
+    await producer.close();
+  }
+
+  // The mock cluster answers a fetch with one produced batch a partition, where Kafka answers with up to
+  // maxBytesPerPartition: a partition behind is still handled in batches of up to maxBatchSize.
+  it('handles a partition behind its end in batches of up to maxBatchSize, however small the batches it was produced in', async () => {
+    const kafka = new Kafka({ brokers: cluster!.brokers, logLevel: logLevel.NOTHING });
+    const topic = `spec.gather.${Date.now()}`;
+    await smallBatchesOfOneKey(kafka, topic, 20, 3);
+    const admin = kafka.admin();
+    await admin.connect();
+    const sizes: number[] = [];
+    const values: string[] = [];
+    const consumer = consumerOf(kafka, admin, {
+      groupId: `spec-gather-${Date.now()}`,
+      topics: [topic],
+      maxBatchSize: 25,
+      async handleBatch(batch) {
+        sizes.push(batch.records.length);
+        values.push(...batch.records.map((record) => record.value.toString()));
+      },
+    });
+    try {
+      await consumer.start();
+      await waitFor('the 60 records handled', () => values.length, (count) => count >= 60);
+    } finally {
+      await consumer.stop();
+      await admin.disconnect();
+    }
+    expect(values).to.deep.equal(Array.from({ length: 60 }, (_, i) => String(i)));
+    expect(Math.max(...sizes)).to.equal(25);
+    expect(sizes.length).to.be.at.most(5);
+  });
+
+  it('fetches records it held again after a pause that left them unhandled, none skipped', async () => {
+    const kafka = new Kafka({ brokers: cluster!.brokers, logLevel: logLevel.NOTHING });
+    const topic = `spec.gather-pause.${Date.now()}`;
+    await smallBatchesOfOneKey(kafka, topic, 10, 3);
+    const admin = kafka.admin();
+    await admin.connect();
+    const groupId = `spec-gather-pause-${Date.now()}`;
+    const values: string[] = [];
+    let paused = false;
+    const partition = partitionFor('one', PARTITIONS);
+    const consumer: KafkaConsumer = consumerOf(kafka, admin, {
+      groupId,
+      topics: [topic],
+      maxBatchSize: 12,
+      async handleBatch(batch) {
+        // The first batch gathered from several produced ones: none taken, the partition held instead, as a
+        // deliverer holds a destination, and let go a moment later.
+        if (!paused && batch.records.length > 3) {
+          paused = true;
+          consumer.pause(topic, [partition]);
+          setTimeout(() => consumer.resume(topic, [partition]), 300);
+          return { handled: 0 };
+        }
+        values.push(...batch.records.map((record) => record.value.toString()));
+      },
+    });
+    try {
+      await consumer.start();
+      await waitFor(
+        'the 30 records committed',
+        async () => (await admin.fetchOffsets({ groupId, topics: [topic] }))[0]!.partitions.find((entry) => entry.partition === partition)?.offset,
+        (offset) => offset === '30',
+      );
+    } finally {
+      await consumer.stop();
+      await admin.disconnect();
+    }
+    expect(paused).to.equal(true);
+    expect(values).to.deep.equal(Array.from({ length: 30 }, (_, i) => String(i)));
+  });
 });

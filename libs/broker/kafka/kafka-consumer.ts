@@ -39,7 +39,8 @@ export interface KafkaConsumerHost {
 }
 
 /**
- * A group member on kafkajs with manual commits: offsets are resolved and committed only after the handler.
+ * A group member on kafkajs with manual commits: offsets are committed only after the handler (resolved
+ * before it only for records held to be handled with the next fetch's, `gather`).
  * kafkajs fixes a subscription when it starts, so a changed subscription means a fresh kafkajs consumer in
  * the same group; pauses live here and are re-applied to every kafkajs consumer on each group join.
  *
@@ -58,6 +59,8 @@ export class KafkaConsumer implements Consumer {
    * before it stops kafkajs, whose consumer drops the commits asked for once it is stopping.
    */
   private readonly inHand = new Set<Promise<void>>();
+  /** Records taken in from partitions behind their end, by `topic:partition`, to be handled with the next fetch's (see `gather`). */
+  private readonly held = new Map<string, { messages: KafkaMessage[]; since: number }>();
   private readonly slots: ConcurrencyLimit;
   private client: KafkaJsConsumer | null = null;
   /** The current kafkajs consumer's handled offsets, on their way to being committed. */
@@ -160,6 +163,8 @@ export class KafkaConsumer implements Consumer {
     // What this member handled is committed before the group reassigns it, so its next owner starts after it.
     client.on(client.events.REBALANCING, () => void commits.flush());
     client.on(client.events.GROUP_JOIN, ({ payload }) => {
+      // The join starts kafkajs at the committed offsets again, before anything held here.
+      this.held.clear();
       this.assigned = Object.entries(payload.memberAssignment)
         .map(([topic, partitions]) => ({ topic, partitions: [...partitions].sort((a, b) => a - b) }))
         .filter((entry) => entry.partitions.length > 0);
@@ -217,6 +222,7 @@ export class KafkaConsumer implements Consumer {
     this.client = null;
     this.commits = null;
     this.assigned = [];
+    this.held.clear();
     await Promise.all(this.inHand);
     await commits?.flush();
     await client?.disconnect();
@@ -258,8 +264,10 @@ export class KafkaConsumer implements Consumer {
     const key = `${topic}:${partition}`;
     // Fetched before its partition was paused: fetched again from the resolved offset after the resume.
     if (this.busy.has(key)) return;
+    const messages = this.gather(payload);
+    if (!messages) return;
     const releaseSlot = await this.slots.acquire();
-    const handling = this.eachBatch(client, commits, payload).finally(releaseSlot);
+    const handling = this.eachBatch(client, commits, payload, messages).finally(releaseSlot);
     const settled = handling.catch(() => undefined);
     this.inHand.add(settled);
     void settled.then(() => this.inHand.delete(settled));
@@ -283,6 +291,35 @@ export class KafkaConsumer implements Consumer {
     });
   }
 
+  /**
+   * Kafka answers a fetch with up to maxBytesPerPartition of a partition's records, however many batches
+   * their producers sent; librdkafka's mock cluster answers with one produced batch. There a partition
+   * behind its end was handled a produced batch at a time, a few records, however long its backlog, so a
+   * hop whose handling takes a round trip or a commit could not catch up. A fetched batch smaller than
+   * maxBatchSize from a partition with more records already written is therefore held here, its offsets
+   * resolved in kafkajs so that the next fetch goes on after it, and handled together with what the next
+   * fetches bring: once maxBatchSize is in hand, the partition's end is reached, or one fetch wait has
+   * passed since the first was held. Returns the records to handle now, or nothing when they are held.
+   * Held records are neither handled nor committed: a member that loses the partition (rebalance, stop,
+   * crash) leaves them to be fetched again from the committed offset, and `eachBatch` sends kafkajs back
+   * to the first of them before it handles any.
+   */
+  private gather(payload: EachBatchPayload): KafkaMessage[] | undefined {
+    const { batch } = payload;
+    const key = `${batch.topic}:${batch.partition}`;
+    const held = this.held.get(key);
+    this.held.delete(key);
+    // A fetch from before the held records (kafkajs sent back to an earlier offset) brings them again.
+    const follows = held !== undefined && BigInt(batch.messages[0]!.offset) > BigInt(held.messages.at(-1)!.offset);
+    const messages = follows ? held.messages.concat(batch.messages) : batch.messages;
+    const since = follows ? held.since : Date.now();
+    const behind = BigInt(batch.offsetLag()) > 0n;
+    if (!behind || messages.length >= (this.options.maxBatchSize ?? 500) || Date.now() - since >= this.host.settings.maxWaitTimeInMs) return messages;
+    payload.resolveOffset(messages.at(-1)!.offset);
+    this.held.set(key, { messages, since });
+    return undefined;
+  }
+
   private isAssigned(topic: string, partition: number): boolean {
     return this.assigned.some((entry) => entry.topic === topic && entry.partitions.includes(partition));
   }
@@ -301,12 +338,17 @@ export class KafkaConsumer implements Consumer {
     return this.client === client && this.isAssigned(batch.topic, batch.partition) && isRunning() && !isStale();
   }
 
-  /** Handles a batch chunk by chunk, handing each handled prefix to the commits. kafkajs' own loop keeps the session alive. */
-  private async eachBatch(client: KafkaJsConsumer, commits: OffsetCommits, payload: EachBatchPayload): Promise<void> {
+  /**
+   * Handles a partition's records (the batch's, after any held before it) chunk by chunk, handing each
+   * handled prefix to the commits. kafkajs' own loop keeps the session alive.
+   */
+  private async eachBatch(client: KafkaJsConsumer, commits: OffsetCommits, payload: EachBatchPayload, records: KafkaMessage[]): Promise<void> {
     const { batch, resolveOffset } = payload;
     const { topic, partition } = batch;
     const maxBatchSize = this.options.maxBatchSize ?? 500;
-    let messages = batch.messages;
+    let messages = records;
+    // Held records were resolved to let kafkajs fetch on; until handled they are to be fetched again.
+    if (messages !== batch.messages) resolveOffset((BigInt(messages[0]!.offset) - 1n).toString());
     let failures = 0;
     while (messages.length > 0 && this.owns(client, payload)) {
       // Unresolved records are fetched again from the last resolved offset once the partition is resumed.
