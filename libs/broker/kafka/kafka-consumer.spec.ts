@@ -115,10 +115,13 @@ describe('KafkaConsumer on the librdkafka mock cluster', function () {
     }
   });
 
-  /** `count` records of one key, written before the group starts. */
-  async function recordsOfOneKey(kafka: Kafka, topic: string, count: number): Promise<void> {
+  /** `count` records of one key, values counting from 0, written before the group starts in produce requests of `perRequest`. */
+  async function recordsOfOneKey(kafka: Kafka, topic: string, count: number, perRequest = count): Promise<void> {
     const producer = new KafkaProducer(kafka, { idempotent: false, requestTimeoutMs: 5_000, maxRequestBytes: 1024 * 1024 }, silentLogger);
-    await producer.send(topic, Array.from({ length: count }, (_, i) => ({ key: 'one', value: Buffer.from(String(i)) })));
+    for (let first = 0; first < count; first += perRequest) {
+      const values = Array.from({ length: Math.min(perRequest, count - first) }, (_, i) => String(first + i));
+      await producer.send(topic, values.map((value) => ({ key: 'one', value: Buffer.from(value) })));
+    }
     await producer.close();
   }
 
@@ -166,21 +169,12 @@ describe('KafkaConsumer on the librdkafka mock cluster', function () {
     }
   });
 
-  /** `batches` produce requests of `perBatch` records of one key each, written before the group starts; values count from 0. */
-  async function smallBatchesOfOneKey(kafka: Kafka, topic: string, batches: number, perBatch: number): Promise<void> {
-    const producer = new KafkaProducer(kafka, { idempotent: false, requestTimeoutMs: 5_000, maxRequestBytes: 1024 * 1024 }, silentLogger);
-    for (let b = 0; b < batches; b++) {
-      await producer.send(topic, Array.from({ length: perBatch }, (_, i) => ({ key: 'one', value: Buffer.from(String(b * perBatch + i)) })));
-    }
-    await producer.close();
-  }
-
   // The mock cluster answers a fetch with one produced batch a partition, where Kafka answers with up to
   // maxBytesPerPartition: a partition behind is still handled in batches of up to maxBatchSize.
   it('handles a partition behind its end in batches of up to maxBatchSize, however small the batches it was produced in', async () => {
     const kafka = new Kafka({ brokers: cluster!.brokers, logLevel: logLevel.NOTHING });
     const topic = `spec.gather.${Date.now()}`;
-    await smallBatchesOfOneKey(kafka, topic, 20, 3);
+    await recordsOfOneKey(kafka, topic, 60, 3);
     const admin = kafka.admin();
     await admin.connect();
     const sizes: number[] = [];
@@ -209,7 +203,7 @@ describe('KafkaConsumer on the librdkafka mock cluster', function () {
   it('fetches records it held again after a pause that left them unhandled, none skipped', async () => {
     const kafka = new Kafka({ brokers: cluster!.brokers, logLevel: logLevel.NOTHING });
     const topic = `spec.gather-pause.${Date.now()}`;
-    await smallBatchesOfOneKey(kafka, topic, 10, 3);
+    await recordsOfOneKey(kafka, topic, 30, 3);
     const admin = kafka.admin();
     await admin.connect();
     const groupId = `spec-gather-pause-${Date.now()}`;

@@ -62,6 +62,7 @@ export class KafkaConsumer implements Consumer {
   /** Records taken in from partitions behind their end, by `topic:partition`, to be handled with the next fetch's (see `gather`). */
   private readonly held = new Map<string, { messages: KafkaMessage[]; since: number }>();
   private readonly slots: ConcurrencyLimit;
+  private readonly maxBatchSize: number;
   private client: KafkaJsConsumer | null = null;
   /** The current kafkajs consumer's handled offsets, on their way to being committed. */
   private commits: OffsetCommits | null = null;
@@ -75,6 +76,7 @@ export class KafkaConsumer implements Consumer {
     private readonly options: ConsumerOptions,
   ) {
     this.slots = new ConcurrencyLimit(options.concurrency ?? 1);
+    this.maxBatchSize = options.maxBatchSize ?? 500;
   }
 
   start(): Promise<void> {
@@ -264,7 +266,7 @@ export class KafkaConsumer implements Consumer {
     const key = `${topic}:${partition}`;
     // Fetched before its partition was paused: fetched again from the resolved offset after the resume.
     if (this.busy.has(key)) return;
-    const messages = this.gather(payload);
+    const messages = this.gather(payload, key);
     if (!messages) return;
     const releaseSlot = await this.slots.acquire();
     const handling = this.eachBatch(client, commits, payload, messages).finally(releaseSlot);
@@ -304,9 +306,8 @@ export class KafkaConsumer implements Consumer {
    * crash) leaves them to be fetched again from the committed offset, and `eachBatch` sends kafkajs back
    * to the first of them before it handles any.
    */
-  private gather(payload: EachBatchPayload): KafkaMessage[] | undefined {
+  private gather(payload: EachBatchPayload, key: string): KafkaMessage[] | undefined {
     const { batch } = payload;
-    const key = `${batch.topic}:${batch.partition}`;
     const held = this.held.get(key);
     this.held.delete(key);
     // A fetch from before the held records (kafkajs sent back to an earlier offset) brings them again.
@@ -314,7 +315,7 @@ export class KafkaConsumer implements Consumer {
     const messages = follows ? held.messages.concat(batch.messages) : batch.messages;
     const since = follows ? held.since : Date.now();
     const behind = BigInt(batch.offsetLag()) > 0n;
-    if (!behind || messages.length >= (this.options.maxBatchSize ?? 500) || Date.now() - since >= this.host.settings.maxWaitTimeInMs) return messages;
+    if (!behind || messages.length >= this.maxBatchSize || Date.now() - since >= this.host.settings.maxWaitTimeInMs) return messages;
     payload.resolveOffset(messages.at(-1)!.offset);
     this.held.set(key, { messages, since });
     return undefined;
@@ -345,7 +346,6 @@ export class KafkaConsumer implements Consumer {
   private async eachBatch(client: KafkaJsConsumer, commits: OffsetCommits, payload: EachBatchPayload, records: KafkaMessage[]): Promise<void> {
     const { batch, resolveOffset } = payload;
     const { topic, partition } = batch;
-    const maxBatchSize = this.options.maxBatchSize ?? 500;
     let messages = records;
     // Held records were resolved to let kafkajs fetch on; until handled they are to be fetched again.
     if (messages !== batch.messages) resolveOffset((BigInt(messages[0]!.offset) - 1n).toString());
@@ -356,7 +356,7 @@ export class KafkaConsumer implements Consumer {
         this.syncPauses(client);
         return;
       }
-      const chunk = messages.slice(0, maxBatchSize);
+      const chunk = messages.slice(0, this.maxBatchSize);
       let handled: number;
       try {
         const outcome = await this.options.handleBatch({ topic, partition, records: chunk.map((message) => toRecord(topic, partition, message)) });
