@@ -30,6 +30,7 @@
  * ingest -> delivery p99 <= 1 s and every acknowledged event arrived. Stepping stops at the first rate not
  * sustained (`--all-rates` goes on). The last line names the highest rate sustained. `--timeline` adds,
  * per rate, the slowest ingest answer of each second of the load: where in the run a p99 comes from.
+ * `--cpu-prof` profiles every relay thread and prints, per rate, the load's window for profile-stages.ts.
  * `--settled` waits, before the first rate, until the destination is past its first minutes (on Kafka its
  * jobs then take its own topic, not relay.fresh) and one webhook per source was delivered that way: the
  * steady state of a destination, where a fresh one's jobs take one more hop.
@@ -87,6 +88,8 @@ const sourceCount = Number(args.sources);
 if (args.split && !(args.kafka && args.postgres)) throw new Error('--split needs --kafka and --postgres: processes share no embedded log or SQLite file');
 const extraEnv = Object.fromEntries(args.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const profileDir = args['cpu-prof'] ? fs.mkdtempSync(path.join(os.tmpdir(), 'soak-profiles-')) : undefined;
+/** The machine's monotonic clock in microseconds, which V8's CPU profiles run on: a window printed in it selects their samples. */
+const monotonicMicros = () => process.hrtime.bigint() / 1000n;
 
 const ms = (value: number | undefined) => (value === undefined || Number.isNaN(value) ? '-' : `${value.toFixed(1)} ms`);
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
@@ -362,8 +365,10 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   await gatewayThreads(deployment);
   const sharesBefore = machineShares.read();
   const loadStartedAt = now();
+  const loadStartedMicros = monotonicMicros();
   const outcomes = await runOpenLoop({ rate, seconds, send: webhookSender(deployment.ingestUrl, paths, dispatcher) });
   const loadEndedAt = now();
+  const loadEndedMicros = monotonicMicros();
   const sharesAfter = machineShares.read();
   const machine = machineBusy(sharesBefore.machine, sharesAfter.machine);
   const { loopDelay, heaps } = await gatewayThreads(deployment);
@@ -413,6 +418,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
     await storeWrites.close();
   }
   if (args.kafka) console.log(`      ${requestsPerEvent(requestsBefore, requestsAfter, acknowledged.length)}`);
+  if (profileDir) console.log(`      the load's window in the CPU profiles: profile-stages.ts <file> --from ${loadStartedMicros} --to ${loadEndedMicros} --events ${acknowledged.length}`);
   return { rate, sustained, ingestP99: nearestRank(ingest, 99), e2eP99, peakRss };
 }
 

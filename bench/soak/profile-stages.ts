@@ -1,7 +1,7 @@
 /**
  * Splits a relay process's CPU profile (`bench-soak.ts --cpu-prof`) by pipeline stage:
  *
- *   node --import tsx bench/soak/profile-stages.ts <file.cpuprofile> [--events N]
+ *   node --import tsx bench/soak/profile-stages.ts <file.cpuprofile> [--events N] [--from US --to US]
  *
  * A sample belongs to the role whose code is nearest the root of its stack (`apps/<role>/`: after an
  * `await` a stack starts at the continuing function, so this is the role that asked for the work),
@@ -9,7 +9,9 @@
  * other `libs`), else to the outermost dependency in it (`kafkajs`: its fetch loops; `koa`), else to
  * Node itself ("runtime": HTTP parsing, timers, GC). Idle time is
  * left out. With `--events`, the events the process handled in the profile's span, each stage's time
- * is also given per event.
+ * is also given per event. `--from` and `--to` keep the samples of one window only, in microseconds of the
+ * machine's monotonic clock (the profile's own clock): `bench-soak.ts --cpu-prof` prints each rate's load
+ * window so, because a whole profile also holds start-up, settling, drains and idle fetch loops.
  */
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -24,12 +26,15 @@ interface CpuProfile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
+  startTime: number;
 }
 
-const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { events: { type: 'string' } } });
-if (positionals.length !== 1) throw new Error('usage: profile-stages.ts <file.cpuprofile> [--events N]');
+const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { events: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' } } });
+if (positionals.length !== 1) throw new Error('usage: profile-stages.ts <file.cpuprofile> [--events N] [--from US --to US]');
 const profile = JSON.parse(fs.readFileSync(positionals[0]!, 'utf8')) as CpuProfile;
 const events = args.events === undefined ? undefined : Number(args.events);
+const from = Number(args.from ?? -Infinity);
+const to = Number(args.to ?? Infinity);
 
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const parentOf = new Map<number, number>();
@@ -67,15 +72,19 @@ function stageOf(leaf: number): string | undefined {
 
 const microsByStage = new Map<string, number>();
 let busyMicros = 0;
+let sampledAt = profile.startTime;
 profile.samples.forEach((sample, index) => {
+  const micros = profile.timeDeltas[index] ?? 0;
+  sampledAt += micros;
+  if (sampledAt < from || sampledAt > to) return;
   const stage = stageOf(sample);
   if (!stage) return;
-  const micros = profile.timeDeltas[index] ?? 0;
   busyMicros += micros;
   microsByStage.set(stage, (microsByStage.get(stage) ?? 0) + micros);
 });
 
-console.log(`${positionals[0]}: ${(busyMicros / 1e6).toFixed(2)} s of CPU sampled (idle left out)${events ? ` over ${events} events` : ''}`);
+const window = args.from || args.to ? `, ${((Math.min(to, sampledAt) - Math.max(from, profile.startTime)) / 1e6).toFixed(1)} s window` : '';
+console.log(`${positionals[0]}: ${(busyMicros / 1e6).toFixed(2)} s of CPU sampled (idle left out${window})${events ? ` over ${events} events` : ''}`);
 /** Stages under this share of the CPU are summed into one line. */
 const LISTED_SHARE = 0.005;
 const line = (stage: string, micros: number) =>
