@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createLogger } from '../../libs/logging/logger.js';
 import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
-import { SEARCH_BATCH } from '../../libs/store/search-index.js';
+import { searchBatchSize } from '../../libs/store/search-index.js';
 import { insertEventRow, openStoreFixture, type StoreFixture } from '../../libs/testing/store-fixtures.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { createSearchIndexer } from './search-indexer.js';
@@ -36,11 +36,12 @@ describeEachStore('search indexer', (target) => {
   });
 
   it('stops a pass at its budget and publishes the backlog left, so a lag shows while it lasts', async () => {
-    await store(SEARCH_BATCH * 2 + 1);
+    const batch = searchBatchSize(fixture.store.sql);
+    await store(batch * 2 + 1);
     // Each reading of the clock is 600 ms later: the budget of 1000 ms allows one batch.
     let readings = 0;
     const { running, lagMetric } = indexer(() => readings++ * 600);
-    expect(await running.runOnce()).to.deep.equal({ indexed: SEARCH_BATCH, lag: SEARCH_BATCH + 1, cutShort: true });
-    expect(await lagMetric()).to.equal(SEARCH_BATCH + 1);
+    expect(await running.runOnce()).to.deep.equal({ indexed: batch, lag: batch + 1, cutShort: true });
+    expect(await lagMetric()).to.equal(batch + 1);
   });
 });

@@ -20,10 +20,16 @@ describeEachStore('runForRows and allForRows', (target) => {
     await fixture?.close();
   });
 
-  it('inserts a batch of any size, in statements of a few shapes, and counts the rows', async () => {
+  it('inserts a batch of any size and counts the rows', async () => {
     expect(await runForRows(sql, insert, rows(0, 85))).to.equal(85);
     expect(await stored()).to.have.length(85);
     expect(await runForRows(sql, insert, [])).to.equal(0);
+  });
+
+  it('splits a batch past the bind parameters PostgreSQL takes in one statement (65,535)', async () => {
+    // Two values a row: 32,767 rows fit in one statement, so this batch takes two there.
+    expect(await runForRows(sql, insert, rows(0, 40_000))).to.equal(40_000);
+    expect(await stored()).to.have.length(40_000);
   });
 
   it('returns only the rows a conflict did not skip, including a repeat within the batch', async () => {

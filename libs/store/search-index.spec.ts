@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { newId } from '../ids/ids.js';
 import { describeEachStore } from '../testing/store-targets.js';
-import { indexAllPending, indexSearchBatch, rarePart, resetSearchIndex, searchIndexLag, searchMatches, SEARCH_BATCH, trigramQuery } from './search-index.js';
+import { indexAllPending, indexSearchBatch, rarePart, resetSearchIndex, searchIndexLag, searchMatches, searchBatchSize, trigramQuery } from './search-index.js';
 import type { SqlClient } from './sql-client.js';
 import { SearchIndexDetailNone1795305600018 } from './migrations/0019-search-index-detail-none.js';
 import { insertEventRow, openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
@@ -104,19 +104,21 @@ describeEachStore('Search index, kept behind the insert', (target) => {
   });
 
   it('indexes a backlog in batches, oldest first, until nothing is left', async () => {
-    const count = SEARCH_BATCH * 2 + 5;
+    const batch = searchBatchSize(sql);
+    const count = batch * 2 + 5;
     for (let i = 0; i < count; i++) await storeEvent(`{"order":"ord-${i}","kind":"backlog"}`);
     const batches: number[] = [];
     expect(await indexAllPending(sql, { afterBatch: async (indexed) => void batches.push(indexed) })).to.equal(count);
-    expect(batches).to.deep.equal([SEARCH_BATCH, SEARCH_BATCH * 2, count]);
+    expect(batches).to.deep.equal([batch, batch * 2, count]);
     expect(await inIndex('backlog')).to.have.length(count);
     expect(await searchIndexLag(sql)).to.equal(0);
   });
 
   it('stops between batches when told to, leaving the rest for the next pass', async () => {
-    for (let i = 0; i < SEARCH_BATCH + 1; i++) await storeEvent('{"kind":"stopping"}');
+    const batch = searchBatchSize(sql);
+    for (let i = 0; i < batch + 1; i++) await storeEvent('{"kind":"stopping"}');
     let stop = false;
-    expect(await indexAllPending(sql, { afterBatch: async () => void (stop = true), shouldStop: () => stop })).to.equal(SEARCH_BATCH);
+    expect(await indexAllPending(sql, { afterBatch: async () => void (stop = true), shouldStop: () => stop })).to.equal(batch);
     expect(await searchIndexLag(sql)).to.equal(1);
   });
 

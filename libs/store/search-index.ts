@@ -12,30 +12,33 @@ import type { SqlClient } from './sql-client.js';
  */
 
 /**
- * Events one indexing transaction takes: on SQLite it runs on the event loop and holds the connection,
- * so a batch stays short (64 made delivery latency's p99 worse under load; docs/DECISIONS.md).
+ * Events one indexing batch takes. SQLite: the transaction runs on the event loop and holds the
+ * connection, so a batch stays short (64 made delivery latency's p99 worse under load; docs/DECISIONS.md).
+ * PostgreSQL: the statement runs on the server while the loop goes on, and each batch is a round trip and
+ * a commit, so a batch is larger.
  */
-export const SEARCH_BATCH = 16;
+export const searchBatchSize = (sql: Pick<SqlClient, 'kind'>) => (sql.kind === 'postgres' ? 256 : 16);
 
 /** Indexes up to `limit` events not yet indexed, oldest first; returns how many it took. */
-export function indexSearchBatch(sql: SqlClient, limit = SEARCH_BATCH): Promise<number> {
+export async function indexSearchBatch(sql: SqlClient, limit = searchBatchSize(sql)): Promise<number> {
+  if (sql.kind === 'postgres') {
+    // One statement, atomic on its own: no BEGIN and COMMIT round trips around it. Event ids are ULIDs,
+    // so their order is (about) the order events were received. SKIP LOCKED: indexers in several router
+    // processes take different events.
+    const [row] = await sql.all<{ taken: string | number }>(
+      `WITH taken AS (
+         DELETE FROM search_pending WHERE event_id IN (SELECT event_id FROM search_pending ORDER BY event_id LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING event_id
+       ), indexed AS (
+         INSERT INTO events_search (event_id, org_id, payload_text)
+         SELECT e.id, e.org_id, e.payload_text FROM events e JOIN taken t ON t.event_id = e.id WHERE e.payload_text IS NOT NULL
+         ON CONFLICT (event_id) DO UPDATE SET payload_text = EXCLUDED.payload_text
+       )
+       SELECT COUNT(*) AS taken FROM taken`,
+      [limit],
+    );
+    return Number(row?.taken ?? 0);
+  }
   return sql.transaction(async (tx) => {
-    if (tx.kind === 'postgres') {
-      // Event ids are ULIDs, so their order is (about) the order events were received. SKIP LOCKED:
-      // indexers in several router processes take different events.
-      const [row] = await tx.all<{ taken: string | number }>(
-        `WITH taken AS (
-           DELETE FROM search_pending WHERE event_id IN (SELECT event_id FROM search_pending ORDER BY event_id LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING event_id
-         ), indexed AS (
-           INSERT INTO events_search (event_id, org_id, payload_text)
-           SELECT e.id, e.org_id, e.payload_text FROM events e JOIN taken t ON t.event_id = e.id WHERE e.payload_text IS NOT NULL
-           ON CONFLICT (event_id) DO UPDATE SET payload_text = EXCLUDED.payload_text
-         )
-         SELECT COUNT(*) AS taken FROM taken`,
-        [limit],
-      );
-      return Number(row?.taken ?? 0);
-    }
     // Inside the write transaction no other insert is in flight: every rowid up to the batch's last is final.
     const [range] = await tx.all<{ after: number; through: number | null; taken: number }>(
       `SELECT s.indexed_through AS after, MAX(b.rowid) AS through, COUNT(b.rowid) AS taken FROM search_index_state s
