@@ -4,6 +4,7 @@ import { createDedupLedger, type DedupLedger } from '../../libs/store/dedup-ledg
 import { openDedupJournalFile } from '../../libs/store/dedup-journal.js';
 import { createMemoryRateWindows } from '../../libs/store/memory-rate-windows.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
+import { hundredthLeases, leasedRateLimits, oneHitLeases } from './source-rate-limits.js';
 import { ingestRouter } from './ingest-router.js';
 import { createSourceResolver } from './source-resolver.js';
 
@@ -43,7 +44,7 @@ export function gatewayRole(options: GatewayRoleOptions = {}): RoleBuilder<Gatew
       deps: {
         resolveSource: resolver.get,
         dedup,
-        rateWindows: config.kafkaBrokers ? createRateWindows(store.sql) : createMemoryRateWindows(),
+        rateLimits: config.kafkaBrokers ? leasedRateLimits(createRateWindows(store.sql), hundredthLeases) : leasedRateLimits(createMemoryRateWindows(), oneHitLeases),
         // One webhook per request: on Kafka, a busy gateway's webhooks share produce requests (KAFKA_INGEST_GATHER_MS).
         publish: (topic, message) => publish(topic, [message], { gather: true }),
         seal: (body) => sealedPayload(body, secrets).bytes,

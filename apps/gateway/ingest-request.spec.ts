@@ -9,6 +9,7 @@ import { createBroker } from '../../libs/broker/create-broker.js';
 import { isRelayError, RelayError } from '../../libs/errors/errors.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
 import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
+import { hundredthLeases, leasedRateLimits } from './source-rate-limits.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { openStoreFixture, type StoreFixture } from '../../libs/testing/store-fixtures.js';
 import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
@@ -38,7 +39,7 @@ describeEachStore('ingestRequest', (target) => {
         secrets,
       }).get,
       dedup: createDedupLedger(store.sql),
-      rateWindows: createRateWindows(store.sql),
+      rateLimits: leasedRateLimits(createRateWindows(store.sql), hundredthLeases),
       // Whatever broker is current: the test closes one and opens another on the same log.
       publish: (topic, message) => {
         published.push(message);

@@ -10,6 +10,7 @@ import { verifySignature } from '../../libs/signatures/verify-signature.js';
 import type { LedgerKey } from '../../libs/store/dedup-ledger.js';
 import { IpNotAllowedError, InvalidSignatureError, SourceDisabledError, SourceNotFoundError } from './ingest-errors.js';
 import { readRawBody } from './raw-body.js';
+import type { SourceRateLimits } from './source-rate-limits.js';
 import type { ResolvedSource } from './source-resolver.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/topology.js';
 
@@ -20,7 +21,7 @@ export interface IngestDeps {
     claim(sourceId: string, keys: LedgerKey[], eventId: string, nowMs: number): Promise<string | null>;
     release(sourceId: string, keys: LedgerKey[], eventId: string): Promise<void>;
   };
-  rateWindows: { hit(bucket: string, windowMs: number, nowMs: number): Promise<number> };
+  rateLimits: SourceRateLimits;
   publish(topic: string, message: ReturnType<typeof encodeIngestMessage>): Promise<void>;
   /** Seals a body (the secret box): a source with `encryptFields` never has its plaintext in the log. */
   seal(body: Buffer): Buffer;
@@ -57,12 +58,11 @@ function checkIp(resolved: ResolvedSource, clientIp: string | undefined): void {
 /** The plan's requests per second and the source's own per-minute limit, counted across gateways. */
 async function checkRate(deps: IngestDeps, resolved: ResolvedSource, nowMs: number): Promise<void> {
   const id = resolved.source.id;
-  const perSecond = await deps.rateWindows.hit(`s:${id}`, 1000, nowMs);
-  if (perSecond > resolved.limits.requestsPerSecond) throw new RateLimitedError(1000 - (nowMs % 1000), `Rate limit of ${resolved.limits.requestsPerSecond} requests per second exceeded`);
+  const perSecondLimit = resolved.limits.requestsPerSecond;
+  if (!(await deps.rateLimits.take(`s:${id}`, 1000, perSecondLimit, nowMs))) throw new RateLimitedError(1000 - (nowMs % 1000), `Rate limit of ${perSecondLimit} requests per second exceeded`);
   const perMinuteLimit = resolved.source.rateLimitPerMinute;
   if (perMinuteLimit === null) return;
-  const perMinute = await deps.rateWindows.hit(`m:${id}`, 60_000, nowMs);
-  if (perMinute > perMinuteLimit) throw new RateLimitedError(60_000 - (nowMs % 60_000), `Rate limit of ${perMinuteLimit} events per minute exceeded`);
+  if (!(await deps.rateLimits.take(`m:${id}`, 60_000, perMinuteLimit, nowMs))) throw new RateLimitedError(60_000 - (nowMs % 60_000), `Rate limit of ${perMinuteLimit} events per minute exceeded`);
 }
 
 /** The JSON body's value, when it is JSON small and shallow enough to read fields from. */

@@ -11,16 +11,15 @@ interface CurrentWindow {
  * request. A restart starts every window again at zero, so a limit may let up to twice its count
  * through in the window of a restart. Nothing to purge: a bucket's window is replaced by its next one.
  */
-export function createMemoryRateWindows(): Pick<RateWindows, 'hit'> {
+export function createMemoryRateWindows(): Pick<RateWindows, 'hit' | 'add'> {
   // A bucket has one window length, so only its current window is ever counted.
   const current = new Map<string, CurrentWindow>();
-  return {
-    async hit(bucket, windowMs, nowMs) {
-      const windowStart = nowMs - (nowMs % windowMs);
-      const window = current.get(bucket);
-      if (window?.windowStart === windowStart) return ++window.hits;
-      current.set(bucket, { windowStart, hits: 1 });
-      return 1;
-    },
+  const add = async (bucket: string, windowMs: number, nowMs: number, count: number) => {
+    const windowStart = nowMs - (nowMs % windowMs);
+    const window = current.get(bucket);
+    if (window?.windowStart === windowStart) return (window.hits += count);
+    current.set(bucket, { windowStart, hits: count });
+    return count;
   };
+  return { add, hit: (bucket, windowMs, nowMs) => add(bucket, windowMs, nowMs, 1) };
 }

@@ -11,8 +11,8 @@ let bucketCount = 0;
 const bucket = () => `test:${++bucketCount}`;
 
 /** What every RateWindows adapter does, the store's and the in-memory one alike. */
-function countsLikeRateWindows(open: () => Pick<RateWindows, 'hit'>): void {
-  let windows: Pick<RateWindows, 'hit'>;
+function countsLikeRateWindows(open: () => Pick<RateWindows, 'hit' | 'add'>): void {
+  let windows: Pick<RateWindows, 'hit' | 'add'>;
   beforeEach(() => {
     windows = open();
   });
@@ -40,6 +40,12 @@ function countsLikeRateWindows(open: () => Pick<RateWindows, 'hit'>): void {
       windows.hit(a, SECOND, NOW + SECOND),
     ]);
     expect(counts).to.deep.equal([1, 1, 1, 2, 1]);
+  });
+
+  it('adds several hits at once, and hits made together with them are counted in order', async () => {
+    const b = bucket();
+    expect(await windows.add(b, SECOND, NOW, 20)).to.equal(20);
+    expect(await Promise.all([windows.add(b, SECOND, NOW, 20), windows.hit(b, SECOND, NOW), windows.add(b, SECOND, NOW, 5)])).to.deep.equal([40, 41, 46]);
   });
 }
 
