@@ -60,9 +60,10 @@ async function countHits(sql: SqlClient, hits: WindowHit[]): Promise<number[]> {
 
 export function createRateWindows(sql: SqlClient): RateWindows {
   const hitBatched = storeBatcher(sql, (hits: WindowHit[]) => countHits(sql, hits));
+  const add = (bucket: string, windowMs: number, nowMs: number, count: number) => hitBatched({ bucket, windowStart: nowMs - (nowMs % windowMs), count });
   return {
-    hit: (bucket, windowMs, nowMs) => hitBatched({ bucket, windowStart: nowMs - (nowMs % windowMs), count: 1 }),
-    add: (bucket, windowMs, nowMs, count) => hitBatched({ bucket, windowStart: nowMs - (nowMs % windowMs), count }),
+    add,
+    hit: (bucket, windowMs, nowMs) => add(bucket, windowMs, nowMs, 1),
     purgeBefore: (nowMs) =>
       deleteInChunks((limit) =>
         sql.run(
