@@ -36,6 +36,13 @@ export interface RecordBatch {
  */
 export interface BatchOutcome {
   handled: number;
+  /**
+   * Work on the handled records that goes on after the handler returned (a deliverer's requests). The
+   * partition is read on meanwhile, but its committed offset stays below these records until this
+   * resolves, so a crash reads them again (at least once); when it rejects, the partition is read again
+   * from the first of them.
+   */
+  completion?: Promise<void>;
 }
 
 export interface Producer {

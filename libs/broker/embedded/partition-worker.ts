@@ -4,6 +4,7 @@ import type { GroupCommit } from './group-commit.js';
 import type { LogStore, StoredTopic } from './log-store.js';
 import type { ConcurrencyLimit } from '../../concurrency/concurrency-limit.js';
 import { WakeSignal } from './wake-signal.js';
+import { CommitOrder } from '../commit-order.js';
 
 /** A consumer as its group sees it. */
 export interface GroupMember {
@@ -29,8 +30,9 @@ type DeliveryResult = 'progress' | 'stalled' | 'failed';
 
 /**
  * Delivers one partition to whichever member of the group owns it, one batch at a time, committing after
- * each. Living in the group rather than in a member means a partition handed over in a rebalance is never
- * handled twice at once: the new owner gets the next batch only after the previous one finished.
+ * each (after its work is complete, when the handler leaves some running: `CommitOrder`). Living in the
+ * group rather than in a member means a partition handed over in a rebalance is never handled twice at
+ * once: the new owner gets the next batch only after the previous one finished, and its position is kept.
  */
 export class PartitionWorker {
   private owner: GroupMember | null = null;
@@ -38,12 +40,29 @@ export class PartitionWorker {
   private running = false;
   private current: { owner: GroupMember; done: Promise<unknown> } | null = null;
   private readonly signal = new WakeSignal();
+  private readonly order: CommitOrder;
+  /** Counts rewinds, so that a batch handled across one neither commits nor moves the position past it. */
+  private rewinds = 0;
 
   constructor(
     private readonly context: WorkerContext,
     readonly topic: StoredTopic,
     readonly partition: number,
-  ) {}
+  ) {
+    const { groupId, commits, logger } = context;
+    this.order = new CommitOrder({
+      commit: (_topic, _partition, next) =>
+        void commits.commit({ groupId, topic, partition, offset: Number(next) }).catch((error: unknown) =>
+          logger.error({ groupId, topic: topic.name, partition, err: error }, 'Embedded log commit failed; the next commit covers it'),
+        ),
+      rewind: (_topic, _partition, from, error) => {
+        logger.warn({ groupId, topic: topic.name, partition, offset: from, err: error }, 'Work on handled records failed; the partition is read again from the first of them');
+        this.position = Number(from);
+        this.rewinds += 1;
+        this.signal.notify();
+      },
+    });
+  }
 
   get assignee(): GroupMember | null {
     return this.owner;
@@ -64,9 +83,12 @@ export class PartitionWorker {
     this.signal.notify();
   }
 
-  /** Settles once the batch `member` is handling on this partition (if any) has finished and committed. */
+  /**
+   * Settles once the batch `member` is handling on this partition (if any) has finished and committed,
+   * and the work handled batches left running is complete.
+   */
   idle(member: GroupMember): Promise<unknown> {
-    return this.current?.owner === member ? this.current.done : Promise.resolve();
+    return Promise.all([this.current?.owner === member ? this.current.done : undefined, this.order.settled()]);
   }
 
   private async run(): Promise<void> {
@@ -125,18 +147,24 @@ export class PartitionWorker {
         return 'progress';
       }
       let handled: number;
+      let completion: Promise<void> | undefined;
+      const rewinds = this.rewinds;
       try {
         const outcome = await owner.handle({ topic: this.topic.name, partition: this.partition, records });
         handled = outcome ? Math.max(0, Math.min(records.length, Math.floor(outcome.handled))) : records.length;
+        completion = outcome?.completion;
       } catch (error) {
         logger.warn({ ...where, err: error }, 'Batch handler failed; the batch will be delivered again after a back-off');
         return 'failed';
       } finally {
         releaseSlot();
       }
+      if (this.rewinds !== rewinds) return 'progress';
       if (handled > 0) {
         const next = Number(records[handled - 1]!.offset) + 1;
-        await commits.commit({ groupId, topic: this.topic, partition: this.partition, offset: next });
+        // Behind work still going on, the commit waits for it; else it is made here.
+        if (completion || this.order.handedOn(this.topic.name, this.partition) !== undefined) this.order.handled(this.topic.name, this.partition, records[0]!.offset, String(next), completion);
+        else await commits.commit({ groupId, topic: this.topic, partition: this.partition, offset: next });
         this.position = next;
       }
       return handled > 0 || owner.isPaused(this.topic.name, this.partition) ? 'progress' : 'stalled';

@@ -6,6 +6,7 @@ import { PauseState } from '../pause-state.js';
 import { toBrokerError } from './kafka-errors.js';
 import type { TopicOffset } from './kafka-admin.js';
 import { OffsetCommits } from './offset-commits.js';
+import { CommitOrder } from '../commit-order.js';
 
 export interface KafkaConsumerSettings {
   maxWaitTimeInMs: number;
@@ -39,8 +40,9 @@ export interface KafkaConsumerHost {
 }
 
 /**
- * A group member on kafkajs with manual commits: offsets are committed only after the handler (resolved
- * before it only for records held to be handled with the next fetch's, `gather`).
+ * A group member on kafkajs with manual commits: offsets are committed only after the handler and the
+ * work it leaves running (`CommitOrder`); they are resolved in kafkajs before that only so that fetching
+ * goes on (records held to be handled with the next fetch's, `gather`, and records whose work goes on).
  * kafkajs fixes a subscription when it starts, so a changed subscription means a fresh kafkajs consumer in
  * the same group; pauses live here and are re-applied to every kafkajs consumer on each group join.
  *
@@ -66,6 +68,8 @@ export class KafkaConsumer implements Consumer {
   private client: KafkaJsConsumer | null = null;
   /** The current kafkajs consumer's handled offsets, on their way to being committed. */
   private commits: OffsetCommits | null = null;
+  /** The current kafkajs consumer's handled batches whose work goes on (`BatchOutcome.completion`). */
+  private order: CommitOrder | null = null;
   private topics: string[] = [];
   private assigned: TopicPartitions[] = [];
   private started = false;
@@ -160,6 +164,14 @@ export class KafkaConsumer implements Consumer {
       onFailure: (error, offsets) =>
         logger.warn({ err: error, groupId: this.options.groupId, offsets }, 'Kafka offset commit failed; the records handled since the last commit may be delivered again'),
     });
+    const order = new CommitOrder({
+      commit: (topic, partition, offset) => commits.add({ topic, partition, offset }),
+      rewind: (topic, partition, offset, error) => {
+        logger.warn({ err: error, groupId: this.options.groupId, topic, partition, offset }, 'Work on handled records failed; the partition is read again from the first of them');
+        this.held.delete(`${topic}:${partition}`);
+        if (this.client === client) this.applyToClient((current) => current.seek({ topic, partition, offset }));
+      },
+    });
     // New records only: where the partitions ended before the join, for the first one to seek to.
     let startsAtEnd = this.options.fromBeginning ? [] : await this.endsWhereUncommitted(topics);
     // What this member handled is committed before the group reassigns it, so its next owner starts after it.
@@ -174,7 +186,16 @@ export class KafkaConsumer implements Consumer {
       // Applied before the member's first fetch, which would otherwise ask for the end only then.
       for (const start of startsAtEnd) if (owned.has(`${start.topic}:${start.partition}`)) client.seek(start);
       startsAtEnd = [];
-      commits.assigned((topic, partition) => owned.has(`${topic}:${partition}`));
+      const owns = (topic: string, partition: number) => owned.has(`${topic}:${partition}`);
+      commits.assigned(owns);
+      order.keepOnly(owns);
+      // Kept: records handed on here whose work goes on are not read again (their commit waits for it).
+      for (const { topic, partitions } of this.assigned) {
+        for (const partition of partitions) {
+          const offset = order.handedOn(topic, partition);
+          if (offset !== undefined) client.seek({ topic, partition, offset });
+        }
+      }
       this.syncPauses(client);
       const partitions = this.assigned.reduce((sum, entry) => sum + entry.partitions.length, 0);
       this.host.settings.onGroupJoin?.({ groupId: this.options.groupId, durationMs: payload.duration, partitions });
@@ -186,6 +207,7 @@ export class KafkaConsumer implements Consumer {
     });
     this.client = client;
     this.commits = commits;
+    this.order = order;
     try {
       await client.connect();
       await client.subscribe({ topics, fromBeginning: this.options.fromBeginning ?? false });
@@ -193,11 +215,12 @@ export class KafkaConsumer implements Consumer {
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: this.options.concurrency ?? 1,
-        eachBatch: (payload) => this.startBatch(client, commits, payload),
+        eachBatch: (payload) => this.startBatch(client, order, payload),
       });
     } catch (error) {
       this.client = null;
       this.commits = null;
+      this.order = null;
       await client.disconnect().catch(() => undefined);
       throw toBrokerError(error, `Kafka consumer of group ${this.options.groupId} could not start`);
     }
@@ -220,12 +243,16 @@ export class KafkaConsumer implements Consumer {
   private async shutdown(): Promise<void> {
     const client = this.client;
     const commits = this.commits;
-    // Handlers see the client is no longer current, finish their chunk and stop; what they handled is committed.
+    const order = this.order;
+    // Handlers see the client is no longer current, finish their chunk and stop; what they handled is
+    // committed once its work is complete.
     this.client = null;
     this.commits = null;
+    this.order = null;
     this.assigned = [];
     this.held.clear();
     await Promise.all(this.inHand);
+    await order?.settled();
     await commits?.flush();
     await client?.disconnect();
   }
@@ -261,7 +288,7 @@ export class KafkaConsumer implements Consumer {
    * once, as usual. A batch still running after that is left to finish on its own, its partition paused in
    * kafkajs meanwhile, so it holds up the partitions fetched with it at most one fetch wait.
    */
-  private async startBatch(client: KafkaJsConsumer, commits: OffsetCommits, payload: EachBatchPayload): Promise<void> {
+  private async startBatch(client: KafkaJsConsumer, order: CommitOrder, payload: EachBatchPayload): Promise<void> {
     const { topic, partition } = payload.batch;
     const key = `${topic}:${partition}`;
     // Fetched before its partition was paused: fetched again from the resolved offset after the resume.
@@ -269,7 +296,7 @@ export class KafkaConsumer implements Consumer {
     const messages = this.gather(payload, key);
     if (!messages) return;
     const releaseSlot = await this.slots.acquire();
-    const handling = this.eachBatch(client, commits, payload, messages).finally(releaseSlot);
+    const handling = this.eachBatch(client, order, payload, messages).finally(releaseSlot);
     const settled = handling.catch(() => undefined);
     this.inHand.add(settled);
     void settled.then(() => this.inHand.delete(settled));
@@ -341,9 +368,9 @@ export class KafkaConsumer implements Consumer {
 
   /**
    * Handles a partition's records (the batch's, after any held before it) chunk by chunk, handing each
-   * handled prefix to the commits. kafkajs' own loop keeps the session alive.
+   * handled prefix to the commits (in order behind work still going on). kafkajs' own loop keeps the session alive.
    */
-  private async eachBatch(client: KafkaJsConsumer, commits: OffsetCommits, payload: EachBatchPayload, records: KafkaMessage[]): Promise<void> {
+  private async eachBatch(client: KafkaJsConsumer, order: CommitOrder, payload: EachBatchPayload, records: KafkaMessage[]): Promise<void> {
     const { batch, resolveOffset } = payload;
     const { topic, partition } = batch;
     let messages = records;
@@ -358,9 +385,11 @@ export class KafkaConsumer implements Consumer {
       }
       const chunk = messages.slice(0, this.maxBatchSize);
       let handled: number;
+      let completion: Promise<void> | undefined;
       try {
         const outcome = await this.options.handleBatch({ topic, partition, records: chunk.map((message) => toRecord(topic, partition, message)) });
         handled = outcome ? Math.max(0, Math.min(chunk.length, Math.floor(outcome.handled))) : chunk.length;
+        completion = outcome?.completion;
       } catch (error) {
         failures += 1;
         this.host.logger.warn(
@@ -370,10 +399,12 @@ export class KafkaConsumer implements Consumer {
         await this.backOff(failures, client, payload);
         continue;
       }
+      // Sent back by a rewind meanwhile: these records are read again, and their commit is not this batch's to give.
+      if (payload.isStale()) return;
       if (handled > 0) {
         const last = chunk[handled - 1]!.offset;
         resolveOffset(last);
-        commits.add({ topic, partition, offset: (BigInt(last) + 1n).toString() });
+        order.handled(topic, partition, chunk[0]!.offset, (BigInt(last) + 1n).toString(), completion);
         messages = messages.slice(handled);
         failures = 0;
       } else if (!this.pauses.isPaused(topic, partition)) {

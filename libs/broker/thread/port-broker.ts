@@ -37,7 +37,15 @@ export function connectPortBroker(port: MessagePort): Broker {
     const batch = { topic: message.topic, partition: message.partition, records: message.records.map((record, index) => ({ ...record, value: values[index]! })) };
     const handled = handler ? Promise.resolve().then(() => handler(batch)) : Promise.reject(new BrokerUnavailableError('The consumer has stopped'));
     handled.then(
-      (outcome: BatchOutcome | void) => post({ kind: 'batchDone', batchId: message.batchId, outcome: outcome ?? undefined }),
+      (outcome: BatchOutcome | void) => {
+        if (!outcome) return post({ kind: 'batchDone', batchId: message.batchId });
+        const { handled, completion } = outcome;
+        post({ kind: 'batchDone', batchId: message.batchId, outcome: { handled, ...(completion ? { completing: true } : {}) } });
+        completion?.then(
+          () => post({ kind: 'batchComplete', batchId: message.batchId }),
+          (error: unknown) => post({ kind: 'batchComplete', batchId: message.batchId, error: toWireError(error) }),
+        );
+      },
       (error: unknown) => post({ kind: 'batchDone', batchId: message.batchId, error: toWireError(error) }),
     );
   }

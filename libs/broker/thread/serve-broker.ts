@@ -18,6 +18,8 @@ export function serveBroker(broker: Broker, port: MessagePort): ServedBroker {
   const admin = broker.admin();
   const consumers = new Map<number, Consumer>();
   const waiting = new Map<number, { resolve(outcome: BatchOutcome | void): void; reject(error: Error): void }>();
+  /** Batches whose handler left work running in the other thread, until it says the work is over. */
+  const completing = new Map<number, { resolve(): void; reject(error: Error): void }>();
   let nextBatchId = 0;
   let closed = false;
 
@@ -78,7 +80,16 @@ export function serveBroker(broker: Broker, port: MessagePort): ServedBroker {
       const pending = waiting.get(message.batchId);
       waiting.delete(message.batchId);
       if (message.error) pending?.reject(fromWireError(message.error));
-      else pending?.resolve(message.outcome);
+      else if (!message.outcome?.completing) pending?.resolve(message.outcome);
+      else {
+        const completion = new Promise<void>((resolve, reject) => completing.set(message.batchId, { resolve, reject }));
+        pending?.resolve({ handled: message.outcome.handled, completion });
+      }
+    } else if (message.kind === 'batchComplete') {
+      const work = completing.get(message.batchId);
+      completing.delete(message.batchId);
+      if (message.error) work?.reject(fromWireError(message.error));
+      else work?.resolve();
     } else {
       const consumer = consumers.get(message.consumerId);
       if (message.kind === 'pause') consumer?.pause(message.topic, message.partitions);
@@ -90,8 +101,10 @@ export function serveBroker(broker: Broker, port: MessagePort): ServedBroker {
     if (closed) return;
     closed = true;
     port.close();
-    for (const pending of waiting.values()) pending.reject(new BrokerUnavailableError('The thread this consumer served has gone'));
+    const gone = new BrokerUnavailableError('The thread this consumer served has gone');
+    for (const pending of [...waiting.values(), ...completing.values()]) pending.reject(gone);
     waiting.clear();
+    completing.clear();
     await Promise.all([...consumers.values()].map((consumer) => consumer.stop()));
     consumers.clear();
   }

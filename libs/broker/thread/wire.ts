@@ -1,4 +1,4 @@
-import type { BatchOutcome, BrokerRecord, ConsumerOptions, OutgoingMessage, TopicPartitions, TopicSpec } from '../broker.js';
+import type { BrokerRecord, ConsumerOptions, OutgoingMessage, TopicPartitions, TopicSpec } from '../broker.js';
 import { BrokerRequestError, BrokerUnavailableError, MessageTooLargeError } from '../errors.js';
 
 /**
@@ -38,7 +38,15 @@ export type WireCall =
 export type ClientMessage =
   | { kind: 'call'; id: number; call: WireCall }
   | { kind: 'pause' | 'resume'; consumerId: number; topic: string; partitions?: number[] }
-  | { kind: 'batchDone'; batchId: number; outcome?: BatchOutcome | void; error?: WireError };
+  | { kind: 'batchDone'; batchId: number; outcome?: WireBatchOutcome; error?: WireError }
+  /** The work a batch's handler left running (`completing`) is over. */
+  | { kind: 'batchComplete'; batchId: number; error?: WireError };
+
+/** A BatchOutcome without its completion, which cannot cross threads: `completing` says one follows. */
+export interface WireBatchOutcome {
+  handled: number;
+  completing?: boolean;
+}
 
 /** Server to client. */
 export type ServerMessage =
