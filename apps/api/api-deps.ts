@@ -27,6 +27,8 @@ export interface ApiDeps {
   circuitState(destinationId: string): CircuitState;
   /** Publishes delivery jobs (replays); resolves once the broker holds them durably. */
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
+  /** As the router's: on Kafka, jobs of destinations without ordering go through the lanes (`withLane`). */
+  lanes: boolean;
   /** The destinations a source's events go to now (enabled routes), as the router resolves them. */
   routesFor(sourceId: string): Promise<RoutedTarget[]>;
   /** Sends destination tests, with the deliverer's connection rules. */

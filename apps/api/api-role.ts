@@ -25,7 +25,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
     // The breaker states deliverers announce, this process's own included.
     const circuits = new Map<string, CircuitState>();
     const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations });
-    const replayDeps = { store, secrets, now: Date.now, publish, routesFor: routeTargets.forSource };
+    const replayDeps = { store, secrets, now: Date.now, publish, routesFor: routeTargets.forSource, lanes: Boolean(config.kafkaBrokers) };
     const replayRunner = createReplayRunner({
       sql: store.sql,
       replayEvents: replayJobEvents(replayDeps),

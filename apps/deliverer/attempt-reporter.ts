@@ -100,16 +100,6 @@ export function createAttemptReporter(options: AttemptReporterOptions) {
       return deliveryStatus;
     },
 
-    /**
-     * A copy of a job handed over from relay.fresh whose original's outcome is not known yet, back in its
-     * destination's topic at `dueAt` through the retry tiers, with its headers (still a copy). Its job no
-     * longer names its destination's creation, so the tiers never send it to relay.fresh to be handed over again.
-     */
-    async recheckCopy(job: DeliveryJob, body: Buffer, headers: Record<string, string>, dueAt: number): Promise<void> {
-      const message = encodeDeliveryJob({ ...job, dueAt, destinationCreatedAt: undefined }, body);
-      await publish(retryTierTopic(tierFor(dueAt - now())), [{ ...message, headers: { ...headers, ...message.headers } }]);
-    },
-
     /** A job that waited behind another of its source (ordered destinations), back in its destination's topic. */
     async requeue(job: DeliveryJob, body: Buffer): Promise<void> {
       await publish(destinationTopic(job.destinationId), [encodeDeliveryJob(job, body)]);

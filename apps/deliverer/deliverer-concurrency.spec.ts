@@ -7,7 +7,6 @@ import { startHttpSink, type HttpSink, type RecordedRequest } from '../../libs/t
 import { HeldAnswers } from '../../libs/testing/held-answers.js';
 import { createDeliverer } from './deliverer.js';
 import { startDelivererHarness, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
-import { createHandedOverAttempts } from '../../libs/store/handed-over-attempts.js';
 import { createSqlSourceLines } from './source-lines.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import { destinationTopic } from '../../libs/pipeline/topology.js';
@@ -91,7 +90,6 @@ describe('deliverer: concurrency', function () {
         metrics: h.metrics,
         gone: h.gone,
         lines: createSqlSourceLines(h.store.sql),
-        handedOverAttempts: createHandedOverAttempts(h.store.sql),
         logger: createLogger({ level: 'silent' }),
         jitter: 0,
       };

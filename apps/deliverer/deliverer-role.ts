@@ -2,9 +2,8 @@ import { pipelineThreadCount } from '../../libs/config/config.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
-import { createHandedOverAttempts } from '../../libs/store/handed-over-attempts.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
-import { DELIVERER_GROUP, DESTINATION_PARTITIONS, destinationTopic, FRESH_GROUP, RETRY_GROUP } from '../../libs/pipeline/topology.js';
+import { DELIVERER_GROUP, DESTINATION_PARTITIONS, destinationTopic, LANES_GROUP, RETRY_GROUP } from '../../libs/pipeline/topology.js';
 import { createDeliverer } from './deliverer.js';
 import { createGoneDestinations } from './gone-destinations.js';
 import { createSqlSourceLines } from './source-lines.js';
@@ -19,7 +18,6 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
     metrics,
     gone: createGoneDestinations(store.sql, announce),
     lines: createSqlSourceLines(store.sql),
-    handedOverAttempts: createHandedOverAttempts(store.sql),
     logger,
     jitter: config.retryJitter,
     maxInFlightPerSource: config.maxInFlightPerSource,
@@ -37,8 +35,9 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
   return {
     name: 'deliverer',
     async start() {
-      // Destinations created while no deliverer ran may have no topic yet; a pattern subscription needs one.
-      const destinationIds = await store.sql.all<{ id: string }>('SELECT id FROM destinations');
+      // Ordered destinations created while no deliverer ran may have no topic yet; a pattern subscription
+      // needs one. The others' jobs go through the lanes (Kafka) or make their topic (embedded log).
+      const destinationIds = await store.sql.all<{ id: string }>("SELECT id FROM destinations WHERE ordering = 'source'");
       await broker.admin().ensureTopics(destinationIds.map(({ id }) => ({ topic: destinationTopic(id), partitions: DESTINATION_PARTITIONS })));
       await deliverer.start();
     },
@@ -46,7 +45,7 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
       await deliverer.stop();
       await refreshes;
     },
-    consumerGroups: [DELIVERER_GROUP, FRESH_GROUP, RETRY_GROUP],
+    consumerGroups: [DELIVERER_GROUP, LANES_GROUP, RETRY_GROUP],
     onConfigChange(change) {
       // A breaker state is taken on at once, not behind the subscription refreshes.
       if (change.kind === 'circuit') {

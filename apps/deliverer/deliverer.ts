@@ -1,34 +1,41 @@
-import type { BatchOutcome, Broker, Consumer, RecordBatch } from '../../libs/broker/broker.js';
+import type { BatchOutcome, Broker, BrokerRecord, Consumer, RecordBatch } from '../../libs/broker/broker.js';
 import { CIRCUIT_STATES, createCircuitBreakers, type CircuitBreakersOptions, type CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import { DEFAULT_CONNECTIONS_PER_ORIGIN, type HttpSender } from '../../libs/delivery/send-request.js';
 import { createDestinationRateLimiters, createSharedRateLimiters, type SharedWindows } from '../../libs/delivery/token-bucket.js';
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
-import type { HandedOverAttempts } from '../../libs/store/handed-over-attempts.js';
 import type { ConfigChange } from '../../libs/pipeline/config-change.js';
 import { createAttemptReporter } from './attempt-reporter.js';
 import { createCachedLookup } from './cached-lookup.js';
 import type { DeliveryLookup } from '../../libs/delivery/delivery-lookup.js';
 import { createDestinationBatchHandler, HOLD, type DelivererLogger } from './destination-batch.js';
-import { createFreshDestinationsHandler } from './fresh-destinations.js';
+import { createLaneJobsHandler } from './lane-jobs.js';
 import type { GoneDestinations } from './gone-destinations.js';
 import type { SourceLines } from './source-lines.js';
 import { createInFlightLimits } from './in-flight-limits.js';
-import { HandedOverJobs } from './handed-over-jobs.js';
 import { PauseHolds } from './pause-holds.js';
 import { unrefSchedule, type Schedule } from '../../libs/time/schedule.js';
 import { createRetryTierHandler } from './retry-tiers.js';
-import { CORE_TOPICS, DEAD_LETTER_TOPIC, DELIVERER_GROUP, DESTINATION_PARTITIONS, DESTINATION_TOPIC_PATTERN, destinationTopic, FRESH_DESTINATIONS_PARTITIONS, FRESH_DESTINATIONS_TOPIC, FRESH_GROUP, RETRY_GROUP, RETRY_TIER_TOPICS } from '../../libs/pipeline/topology.js';
-
+import {
+  CORE_TOPICS,
+  DEAD_LETTER_TOPIC,
+  DELIVERER_GROUP,
+  DESTINATION_PARTITIONS,
+  DESTINATION_TOPIC_PATTERN,
+  destinationTopic,
+  FRESH_TOPIC,
+  LANES_GROUP,
+  LANES_PARTITIONS,
+  LANES_TOPIC,
+  RETRY_GROUP,
+  RETRY_TIER_TOPICS,
+} from '../../libs/pipeline/topology.js';
 
 /**
- * A new destination may have this many jobs per connection place in flight from relay.fresh; beyond
- * that (it hangs or cannot keep up) its jobs wait in its own topic instead.
+ * A destination may have this many jobs per connection place in flight from the lanes; beyond that (it
+ * hangs or cannot keep up) its jobs are parked in its own topic instead.
  */
-const FRESH_RECORDS_PER_PLACE = 4;
-
-/** How long an attempted hand-over is remembered for a copy not read yet (its topic not yet subscribed). */
-const HANDED_OVER_KEEP_MS = 10 * 60_000;
+const LANE_RECORDS_PER_PLACE = 4;
 
 /** How often the breakers and rate buckets of destinations no longer sent to are dropped. */
 export const IDLE_STATE_SWEEP_MS = 60_000;
@@ -46,8 +53,6 @@ export interface DelivererOptions {
   gone: GoneDestinations;
   /** The lines of ordered destinations (`ordering: "source"`): `createSqlSourceLines(sql)`. */
   lines: SourceLines;
-  /** Where every deliverer marks the relay.fresh jobs it attempted after handing them over: `createHandedOverAttempts(sql)`. */
-  handedOverAttempts: Pick<HandedOverAttempts, 'record' | 'attempted'>;
   logger: DelivererLogger;
   /** Fraction of each retry delay added or removed at random (`RELAY_RETRY_JITTER`). */
   jitter: number;
@@ -71,7 +76,7 @@ export interface DelivererOptions {
   breakerOptions?: Omit<CircuitBreakersOptions, 'onStateChange' | 'schedule' | 'now'>;
   /** Safety net for missed config changes (default 60 s). */
   lookupCacheTtlMs?: number;
-  /** Safety net for destination topics that appeared without a config change reaching here (default 30 s). */
+  /** Safety net for destination topics that appeared without a config change or a parking here (default 30 s). */
   subscriptionRefreshMs?: number;
   /** Told each change of a destination's breaker; the composition root publishes it on relay.config. */
   onCircuitChange?: (destinationId: string, state: CircuitState) => void;
@@ -84,8 +89,8 @@ export interface DelivererOptions {
 
 export interface Deliverer {
   /**
-   * Ensures the retry tier, relay.fresh and dead letter topics, then joins the groups `relay-deliverer`,
-   * `relay-deliverer-fresh` and `relay-retry`.
+   * Ensures the retry tier, lanes and dead letter topics, then joins the groups `relay-deliverer`,
+   * `relay-deliverer-fresh` (the lanes) and `relay-retry`.
    */
   start(): Promise<void>;
   /**
@@ -106,7 +111,7 @@ export interface Deliverer {
 }
 
 /**
- * The delivery consumer: destination topics in, HTTP requests out, every attempt published to
+ * The delivery consumer: the lanes and destination topics in, HTTP requests out, every attempt published to
  * relay.attempts, retries through the relay.retry.<tier> topics, exhausted jobs to relay.dead.
  *
  * A disabled destination holds its jobs: its topic stays paused until it is enabled again (disabling
@@ -131,8 +136,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   if (!Number.isInteger(maxInFlightPerSource) || maxInFlightPerSource < 1 || maxInFlightPerSource > maxInFlightPerDestination) {
     throw new RangeError(`maxInFlightPerSource must be an integer from 1 to maxInFlightPerDestination (${maxInFlightPerDestination}), got ${maxInFlightPerSource}`);
   }
-  const inFlight = createInFlightLimits({ maxInFlight: options.maxInFlight ?? 256, maxInFlightPerDestination, metrics });
-  const handedOver = new HandedOverJobs({ now, keepMs: HANDED_OVER_KEEP_MS, marks: options.handedOverAttempts, logger });
+  const maxInFlight = options.maxInFlight ?? 256;
+  const inFlight = createInFlightLimits({ maxInFlight, maxInFlightPerDestination, metrics });
   const reporter = createAttemptReporter({
     producer: broker.producer(),
     metrics,
@@ -142,7 +147,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   /** Set by the first `stop`; handlers take no new job from then on. */
   let stopping: Promise<void> | null = null;
   const isStopping = () => stopping !== null;
-  let running: { destinations: Consumer; destinationHolds: PauseHolds; fresh: Consumer; retries: Consumer; retryHolds: PauseHolds } | null = null;
+  let running: { destinations: Consumer; destinationHolds: PauseHolds; lanes: Consumer; retries: Consumer; retryHolds: PauseHolds } | null = null;
   let cancelSubscriptionRefresh: (() => void) | undefined;
   let cancelIdleSweep: (() => void) | undefined;
   const schedule = options.schedule ?? unrefSchedule;
@@ -191,6 +196,29 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   }
 
   /**
+   * A destination's own topic, made before its first job goes there (parked, or an ordered destination's):
+   * a pattern subscription covers only topics that exist. Topics made here are remembered.
+   */
+  const ownTopics = new Set<string>();
+  async function ensureOwnTopic(topic: string): Promise<boolean> {
+    if (ownTopics.has(topic)) return false;
+    await broker.admin().ensureTopics([{ topic, partitions: DESTINATION_PARTITIONS }]);
+    ownTopics.add(topic);
+    return true;
+  }
+
+  /**
+   * Jobs of the lanes that must wait, moved to their destination's own topic: the destination group takes
+   * a topic made for them in at once (a rebalance on Kafka, behind, while they wait for their hold anyway).
+   */
+  async function park(topic: string, records: BrokerRecord[]): Promise<void> {
+    if (await ensureOwnTopic(topic)) {
+      running?.destinations.refreshSubscription().catch((error: unknown) => logger.warn({ err: error, topic }, 'destination subscription refresh failed'));
+    }
+    await broker.producer().send(topic, records.map(({ key, value, headers }) => ({ key, value, headers })));
+  }
+
+  /**
    * The safety net for destination topics that appeared without a config change reaching here: the next
    * look is scheduled once this one is done, so a slow one (a rebalance on Kafka) never overlaps the next.
    */
@@ -220,12 +248,12 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     async start() {
       if (stopping) throw new Error('A stopped deliverer has closed its sender and cannot start again');
       if (running) return;
-      const ownTopics = new Set([...RETRY_TIER_TOPICS, DEAD_LETTER_TOPIC, FRESH_DESTINATIONS_TOPIC]);
-      await broker.admin().ensureTopics(CORE_TOPICS.filter(({ topic }) => ownTopics.has(topic)));
+      const read = new Set([...RETRY_TIER_TOPICS, DEAD_LETTER_TOPIC, LANES_TOPIC]);
+      await broker.admin().ensureTopics(CORE_TOPICS.filter(({ topic }) => read.has(topic)));
       // The handlers pause their own consumer, so they are made once it exists (before it starts).
-      let handleDestinationBatch: ((batch: RecordBatch, startBy?: number) => Promise<BatchOutcome>) | undefined;
+      let handleDestinationBatch: ((batch: RecordBatch) => Promise<BatchOutcome>) | undefined;
       let handleRetryBatch: ((batch: RecordBatch) => Promise<BatchOutcome>) | undefined;
-      let handleFreshBatch: ((batch: RecordBatch) => Promise<void>) | undefined;
+      let handleLaneBatch: ((batch: RecordBatch) => Promise<BatchOutcome>) | undefined;
       const destinations = broker.consumer({
         groupId: DELIVERER_GROUP,
         topicPattern: DESTINATION_TOPIC_PATTERN,
@@ -234,14 +262,14 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         concurrency: options.maxInFlight ?? 256,
         handleBatch: (batch) => handleDestinationBatch!(batch),
       });
-      // A group of its own, whose subscription never changes: new destinations' jobs flow while the
-      // destination group rebalances to take their topics in.
-      const fresh = broker.consumer({
-        groupId: FRESH_GROUP,
-        topics: [FRESH_DESTINATIONS_TOPIC],
+      // A group of its own, whose subscription never changes: the lanes flow while the destination
+      // group rebalances to take an ordered or a parked destination's topic in.
+      const lanes = broker.consumer({
+        groupId: LANES_GROUP,
+        topics: [LANES_TOPIC, FRESH_TOPIC],
         fromBeginning: true,
-        concurrency: FRESH_DESTINATIONS_PARTITIONS,
-        handleBatch: (batch) => handleFreshBatch!(batch),
+        concurrency: LANES_PARTITIONS,
+        handleBatch: (batch) => handleLaneBatch!(batch),
       });
       const retries = broker.consumer({
         groupId: RETRY_GROUP,
@@ -272,18 +300,16 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         disabledRecheckMs: options.lookupCacheTtlMs ?? 60_000,
         maxInFlightPerSource,
         secrets: options.secrets,
-        handedOver,
       });
-      handleFreshBatch = createFreshDestinationsHandler({
+      handleLaneBatch = createLaneJobsHandler({
         handleDestinationBatch,
-        producer: broker.producer(),
-        handedOver,
-        maxRecordsInFlightPerDestination: FRESH_RECORDS_PER_PLACE * maxInFlightPerDestination,
+        park,
+        maxRecordsInFlightPerDestination: LANE_RECORDS_PER_PLACE * maxInFlightPerDestination,
+        maxRecordsInFlight: LANE_RECORDS_PER_PLACE * maxInFlight,
         logger,
-        now,
       });
       handleRetryBatch = createRetryTierHandler({ producer: broker.producer(), reporter, holds: retryHolds, now, stopping: isStopping });
-      running = { destinations, destinationHolds, fresh, retries, retryHolds };
+      running = { destinations, destinationHolds, lanes, retries, retryHolds };
       // Heads of ordered lines a stopped process made but did not publish: published now (again, at worst).
       for (const head of await options.lines.unpublishedHeads()) {
         await reporter.requeue(head.job, head.body);
@@ -291,7 +317,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       }
       // Lines of destinations switched to `none` or deleted while no deliverer was there to let them go.
       await releaseUnorderedLines(undefined);
-      await Promise.all([destinations.start(), fresh.start(), retries.start()]);
+      await Promise.all([destinations.start(), lanes.start(), retries.start()]);
       refreshSubscriptionLater(destinations);
       cancelIdleSweep = schedule(sweepIdleState, IDLE_STATE_SWEEP_MS);
     },
@@ -302,9 +328,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         cancelIdleSweep?.();
         const current = running;
         if (current) {
-          await Promise.all([current.destinations.stop(), current.fresh.stop(), current.retries.stop()]);
-          // Attempts relay.fresh handed over are answered (or time out) before the sender closes.
-          await handedOver.settled();
+          // The lanes' stop waits for the attempts they handed over (answered or timed out) before the sender closes.
+          await Promise.all([current.destinations.stop(), current.lanes.stop(), current.retries.stop()]);
           current.destinationHolds.clear();
           current.retryHolds.clear();
           running = null;
@@ -334,9 +359,12 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         const held = destinationId ? [{ topic: destinationTopic(destinationId) }] : holds.heldFor(HOLD.disabled);
         for (const target of held) holds.release(target, HOLD.disabled);
       }
-      // Kafka subscribes by pattern only to topics that exist; a new destination's topic would otherwise
-      // appear only with its first job, unseen until the next refresh.
-      if (destinationId && change?.action === 'created') await broker.admin().ensureTopics([{ topic: destinationTopic(destinationId), partitions: DESTINATION_PARTITIONS }]);
+      // An ordered destination's jobs go to its own topic, which a pattern subscription covers only once it
+      // exists: made now rather than with its first job, unseen until the next refresh.
+      if (destinationId && change?.kind === 'destination' && (change.action === 'created' || change.action === 'updated')) {
+        const target = await lookup.destination(change.orgId, destinationId);
+        if (target?.ordering === 'source') await ensureOwnTopic(destinationTopic(destinationId));
+      }
       if (running && change?.action !== 'created') await releaseUnorderedLines(destinationId);
       await running?.destinations.refreshSubscription();
     },

@@ -12,7 +12,6 @@ import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { AttemptReporter } from './attempt-reporter.js';
 import { KeyedConcurrencyLimits } from '../../libs/concurrency/concurrency-limit.js';
 import type { DeliveryTarget } from '../../libs/delivery/delivery-lookup.js';
-import { handedOverAt, handOverDeadline, handOverKey, type HandedOverJobs, type HandOverOutcome } from './handed-over-jobs.js';
 import type { CachedLookup } from './cached-lookup.js';
 import type { InFlightLimits } from './in-flight-limits.js';
 import type { PauseHolds } from './pause-holds.js';
@@ -48,8 +47,6 @@ export interface DestinationBatchDeps {
   maxInFlightPerSource: number;
   /** Opens bodies sealed in the log (jobs of sources with `encryptFields`). */
   secrets: SecretBox;
-  /** Jobs whose attempts relay.fresh started (here, or marked by any deliverer); their copies in this topic are not sent again. */
-  handedOver: Pick<HandedOverJobs, 'outcome' | 'attemptedElsewhere'>;
 }
 
 type TaskResult = 'done' | 'circuit_open';
@@ -61,8 +58,6 @@ interface Launch {
 }
 
 const STOP: Launch = { stop: true };
-const DONE: Launch = { task: Promise.resolve('done'), stop: false };
-const NONE = new Set<string>();
 
 /** A record of the batch with its job decoded once, or the reason it could not be. */
 type ReadRecord = { record: BrokerRecord; decoded: { job: DeliveryJob; body: Buffer }; error?: undefined } | { record: BrokerRecord; decoded?: undefined; error: unknown };
@@ -77,18 +72,14 @@ function readRecords(records: readonly BrokerRecord[]): ReadRecord[] {
   });
 }
 
-/** The hand-over keys of the readable copies among `read` (an unreadable one goes to relay.dead in launch). */
-const copyKeys = (read: readonly ReadRecord[]) =>
-  read.flatMap(({ record, decoded }) => (decoded && handedOverAt(record) !== undefined ? [handOverKey(decoded.job)] : []));
-
 function providerHeadersOf(job: DeliveryJob): Record<string, string> {
   return Object.fromEntries(Object.entries(job.providerHeaders).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
 }
 
 /**
  * A window per record key (source): a place is taken before the request and given back with its answer.
- * Kept per batch, which is the same: a key's records are on one partition, whose batches come one at a
- * time, and a batch returns only once its requests are answered.
+ * Kept per destination topic while any of its batches runs: a destination topic's batches of one key
+ * come one at a time, but the lanes hand over a destination's parts without waiting for the last one.
  */
 type SourceWindows = KeyedConcurrencyLimits<string | null>;
 
@@ -103,13 +94,8 @@ type SourceWindows = KeyedConcurrencyLimits<string | null>;
  * destination disabled, or shutting down. Its topic is paused (a hold) and the handler returns
  * `{handled: n}` for the records started before it, once their attempts are published; the rest is
  * delivered again after the resume. Since only a prefix is ever started, the committed prefix is
- * exactly the work done, and a wait never costs a job one of its retries.
- *
- * A copy of a job handed over from relay.fresh (fresh-destinations.ts) is dropped when its original was
- * attempted: known in this process, or marked in the store by the deliverer that attempted it. Not
- * known yet, it may still be in flight there: it goes through the retry tiers to be looked at again at
- * its deadline (`handOverDeadline`), and is sent then if still unmarked. So a copy is sent once its
- * original certainly was not attempted, whichever deliverer reads it, and is never lost.
+ * exactly the work done, and a wait never costs a job one of its retries. The lanes hand each
+ * destination's part of their batches to this same handler (lane-jobs.ts) and park what it did not start.
  */
 export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
   function holdForOpenCircuit(topic: string, destinationId: string): void {
@@ -149,7 +135,7 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
     };
   }
 
-  async function launch(batch: RecordBatch, { record, decoded, error: unreadable }: ReadRecord, windows: SourceWindows, marked: ReadonlySet<string>, startBy?: number): Promise<Launch> {
+  async function launch(batch: RecordBatch, { record, decoded, error: unreadable }: ReadRecord, windows: SourceWindows): Promise<Launch> {
     if (deps.stopping()) return STOP;
     const topic = batch.topic;
     /** A record that cannot be delivered for a reason of its own goes to relay.dead; the batch goes on. */
@@ -160,13 +146,6 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
     };
     if (!decoded) return poisoned(unreadable);
     const { job, body } = decoded;
-    const copiedAt = handedOverAt(record);
-    let outcome: HandOverOutcome | undefined;
-    if (copiedAt !== undefined) {
-      const key = handOverKey(job);
-      outcome = marked.has(key) ? 'attempted' : await deps.handedOver.outcome(key);
-      if (outcome === 'attempted') return DONE;
-    }
     const target = await deps.lookup.destination(job.orgId, job.destinationId);
     if (!target) {
       // Its line, if it had one, moves on: each job behind fails the same way in turn.
@@ -176,17 +155,12 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
       deps.holds.hold({ topic }, HOLD.disabled, deps.disabledRecheckMs);
       return STOP;
     }
-    if (outcome === 'unknown') {
-      const deadline = handOverDeadline(copiedAt!, target.timeoutMs);
-      if (deps.now() < deadline) return { task: deps.reporter.recheckCopy(job, body, record.headers, deadline).then(() => 'done'), stop: false };
-    }
     // Kept in the store behind its source's head, or done before a crash: either way nothing to send now.
     if (target.ordering === 'source' && (await deps.lines.admit(job, body)) !== 'send') return { task: Promise.resolve('done'), stop: false };
     // Looked up only for a job published before jobs carried it.
     const sourceSlug = job.sourceSlug ?? (await deps.lookup.sourceSlug(job.orgId, job.sourceId)) ?? undefined;
     const release = await placesFor(record, target.id, windows);
-    // Past `startBy` a handed-over job is left to its copy, which another deliverer may already wait to send.
-    if (deps.stopping() || (startBy !== undefined && deps.now() > startBy)) {
+    if (deps.stopping()) {
       release();
       return STOP;
     }
@@ -235,18 +209,26 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
     return { task, stop: result !== 'done' };
   }
 
-  /** `startBy`: the records of a hand-over from relay.fresh are started until then only. */
-  return async function handleDestinationBatch(batch: RecordBatch, startBy?: number): Promise<BatchOutcome> {
+  const windowsByTopic = new Map<string, { windows: SourceWindows; batches: number }>();
+
+  return async function handleDestinationBatch(batch: RecordBatch): Promise<BatchOutcome> {
+    const shared = windowsByTopic.get(batch.topic) ?? { windows: new KeyedConcurrencyLimits(deps.maxInFlightPerSource), batches: 0 };
+    shared.batches += 1;
+    windowsByTopic.set(batch.topic, shared);
+    try {
+      return await handleBatch(batch, shared.windows);
+    } finally {
+      shared.batches -= 1;
+      if (shared.batches === 0) windowsByTopic.delete(batch.topic);
+    }
+  };
+
+  async function handleBatch(batch: RecordBatch, windows: SourceWindows): Promise<BatchOutcome> {
     const tasks: Promise<TaskResult>[] = [];
-    const windows: SourceWindows = new KeyedConcurrencyLimits(deps.maxInFlightPerSource);
-    const read = readRecords(batch.records);
-    const copies = copyKeys(read);
-    // One store read for the batch's copies, rather than one per copy in launch order.
-    const marked = copies.length > 0 ? await deps.handedOver.attemptedElsewhere(copies) : NONE;
     let launchError: unknown;
     try {
-      for (const record of read) {
-        const { task, stop } = await launch(batch, record, windows, marked, startBy);
+      for (const record of readRecords(batch.records)) {
+        const { task, stop } = await launch(batch, record, windows);
         if (task) {
           // Observed below, once every record is started; until then a failure must not count as unhandled.
           task.catch(() => undefined);

@@ -69,12 +69,10 @@ export function createRetryTierHandler(deps: RetryTierDeps) {
         handled = index;
         break;
       }
-      const { topic: next, message } = job.dueAt <= now ? deliveryJobMessage(job, body, now) : { topic: retryTierTopic(tierFor(job.dueAt - now)), message: encodeDeliveryJob(job, body) };
-      // The record's other headers travel with the job (a hand-over copy's mark, attempt-reporter.ts `recheckCopy`).
-      const moved = { ...message, headers: { ...record.headers, ...message.headers } };
+      const { topic: next, message } = job.dueAt <= now ? deliveryJobMessage(job, body) : { topic: retryTierTopic(tierFor(job.dueAt - now)), message: encodeDeliveryJob(job, body) };
       const list = moves.get(next);
-      if (list) list.push(moved);
-      else moves.set(next, [moved]);
+      if (list) list.push(message);
+      else moves.set(next, [message]);
     }
     const published = await Promise.allSettled([...poisoned, ...[...moves].map(([topic, messages]) => deps.producer.send(topic, messages))]);
     // All of it again (at least once): what did get published is moved twice, which only costs a duplicate.

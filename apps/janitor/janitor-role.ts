@@ -1,6 +1,5 @@
 import type { RoleBuilder } from '../../libs/roles/role.js';
 import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
-import { createHandedOverAttempts } from '../../libs/store/handed-over-attempts.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { createJanitor } from './janitor.js';
 import { DAY_MS } from '../../libs/ledger/retention.js';
@@ -11,7 +10,6 @@ export const buildJanitorRole: RoleBuilder = ({ config, store, logger }) => {
     sql: store.sql,
     dedup: createDedupLedger(store.sql),
     rateWindows: createRateWindows(store.sql),
-    handedOverAttempts: createHandedOverAttempts(store.sql),
     payloadRetentionMs: config.payloadRetentionDays * DAY_MS,
     eventRetentionMs: config.eventRetentionDays * DAY_MS,
     logger,

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { createLogger } from '../../libs/logging/logger.js';
 import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
-import { createHandedOverAttempts } from '../../libs/store/handed-over-attempts.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { startApiHarness, type ApiHarness } from '../../libs/testing/api-harness.js';
@@ -38,7 +37,6 @@ describeEachStore('Janitor', (target) => {
       sql: h.relay.store.sql,
       dedup: createDedupLedger(h.relay.store.sql),
       rateWindows: createRateWindows(h.relay.store.sql),
-      handedOverAttempts: createHandedOverAttempts(h.relay.store.sql),
       payloadRetentionMs: PAYLOAD_DAYS * DAY_MS,
       eventRetentionMs: EVENT_DAYS * DAY_MS,
       logger,
@@ -115,7 +113,7 @@ describeEachStore('Janitor', (target) => {
     });
   });
 
-  it('purges expired dedup keys, finished rate windows, hand-over marks older than a week, and statistics older than event retention', async () => {
+  it('purges expired dedup keys, finished rate windows and statistics older than event retention', async () => {
     const now = Date.now();
     const ledger = createDedupLedger(h.relay.store.sql);
     await ledger.claim(sourceId, [{ key: 'gone', windowMs: 1000 }], 'evt_gone', now - 60_000);
@@ -123,16 +121,11 @@ describeEachStore('Janitor', (target) => {
     const windows = createRateWindows(h.relay.store.sql);
     await windows.hit('janitor-test', 1000, now - 10 * 60_000);
     await windows.hit('janitor-test', 1000, now);
-    const handedOver = createHandedOverAttempts(h.relay.store.sql);
-    await handedOver.record(['dlv_janitor_old:1'], now - 8 * DAY_MS);
-    await handedOver.record(['dlv_janitor_new:1'], now - 6 * DAY_MS);
     const stale = await seedAt(EVENT_DAYS - 1, '{}');
     await recordTries(h, stale, stale.deliveries[0]!, [{ statusCode: 200, latencyMs: 5, startedAt: now - (EVENT_DAYS + 2) * DAY_MS }], { firstAttempt: 2 });
     const run = await janitor().runOnce(now);
     expect(run.dedupKeysPurged).to.be.at.least(1);
     expect(run.rateWindowsPurged).to.be.at.least(1);
-    expect(run.handedOverAttemptsPurged).to.equal(1);
-    expect([...(await handedOver.attempted(['dlv_janitor_old:1', 'dlv_janitor_new:1']))]).to.deep.equal(['dlv_janitor_new:1']);
     expect(run.statsHoursPurged).to.be.at.least(1);
     const keys = await h.relay.store.sql.all<{ dedup_key: string }>('SELECT dedup_key FROM dedup_keys WHERE source_id = ?', [sourceId]);
     expect(keys.map((k) => k.dedup_key)).to.deep.equal(['live']);

@@ -1,6 +1,5 @@
 import type { Logger } from '../../libs/logging/logger.js';
 import type { DedupLedger } from '../../libs/store/dedup-ledger.js';
-import type { HandedOverAttempts } from '../../libs/store/handed-over-attempts.js';
 import type { RateWindows } from '../../libs/store/rate-windows.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { unrefSchedule, type Schedule } from '../../libs/time/schedule.js';
@@ -10,7 +9,6 @@ export interface JanitorOptions extends RetentionPolicy {
   sql: SqlClient;
   dedup: Pick<DedupLedger, 'purgeExpired'>;
   rateWindows: Pick<RateWindows, 'purgeBefore'>;
-  handedOverAttempts: Pick<HandedOverAttempts, 'purgeBefore'>;
   logger: Logger;
   now?: () => number;
   /** Between the end of one run and the start of the next. */
@@ -25,18 +23,15 @@ export interface JanitorOptions extends RetentionPolicy {
 export interface JanitorRun extends SweepCounts {
   dedupKeysPurged: number;
   rateWindowsPurged: number;
-  handedOverAttemptsPurged: number;
   statsHoursPurged: number;
 }
 
 /** Rate windows are at most a minute long; older ones can no longer be hit. */
 const RATE_WINDOW_KEEP_MS = 120_000;
-/** A hand-over copy is read within minutes unless its destination is held; Kafka keeps records 7 days by default. */
-const HAND_OVER_MARKS_KEEP_MS = 7 * DAY_MS;
 
 /**
  * Periodic housekeeping of the store: retention of payloads and events, expired dedup keys, old rate
- * windows, old hand-over marks and destination statistics older than the events they describe. Runs never overlap; a failed
+ * windows and destination statistics older than the events they describe. Runs never overlap; a failed
  * run is logged and the next one tries again.
  */
 export function createJanitor(options: JanitorOptions) {
@@ -54,7 +49,6 @@ export function createJanitor(options: JanitorOptions) {
       ...swept,
       dedupKeysPurged: await options.dedup.purgeExpired(at),
       rateWindowsPurged: await options.rateWindows.purgeBefore(at - RATE_WINDOW_KEEP_MS),
-      handedOverAttemptsPurged: await options.handedOverAttempts.purgeBefore(at - HAND_OVER_MARKS_KEEP_MS),
       statsHoursPurged: await purgeStatisticsBefore(options.sql, at - options.eventRetentionMs),
     };
   }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond } from '../../libs/testing/http-sink.js';
 import { useRelayHarness } from '../../libs/testing/relay-harness.js';
-import { DELIVERER_GROUP, destinationTopic, FRESH_DESTINATIONS_TOPIC, FRESH_GROUP } from '../../libs/pipeline/topology.js';
+import { DELIVERER_GROUP, destinationTopic, LANES_GROUP, LANES_TOPIC } from '../../libs/pipeline/topology.js';
 import { isDefined, isTrue, waitFor } from '../../libs/testing/wait-for.js';
 
 describeEachBackend('a destination that answers 410 Gone', (target) => {
@@ -44,15 +44,15 @@ describeEachBackend('a destination that answers 410 Gone', (target) => {
       attempt_count: 1,
     });
 
-    // Held, not failed: the second job reaches the deliverer (in its topic, and on Kafka taken off
-    // relay.fresh, which hands it over at once) and is not sent or committed while it is disabled.
+    // Held, not failed: the second job reaches the deliverer (in its topic; on Kafka taken off the lanes
+    // and parked in its topic) and is not sent or committed while it is disabled.
     const second = await ingest('gone-source', '{"n":2}');
     const admin = suite.harness.relay.broker.admin();
     const topic = destinationTopic(destination.body.id);
     await waitFor('the second job to reach the deliverer', async () => {
-      const inTopic = (await admin.lag(DELIVERER_GROUP, [topic])).reduce((sum, partition) => sum + Number(partition.end), 0);
-      const freshLag = (await admin.lag(FRESH_GROUP, [FRESH_DESTINATIONS_TOPIC])).reduce((sum, partition) => sum + partition.lag, 0);
-      return inTopic === 2 && freshLag === 0;
+      const heldInTopic = (await admin.lag(DELIVERER_GROUP, [topic])).reduce((sum, partition) => sum + partition.lag, 0);
+      const lanesLag = (await admin.lag(LANES_GROUP, [LANES_TOPIC])).reduce((sum, partition) => sum + partition.lag, 0);
+      return heldInTopic === 1 && lanesLag === 0;
     }, isTrue, settleMs);
     expect(receiver.requests).to.have.length(1);
     expect((await deliveryOf(second))?.status).to.equal('pending');

@@ -11,7 +11,7 @@ import { waitFor, isDefined, isTrue } from '../../libs/testing/wait-for.js';
 import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from '../../libs/testing/pipeline-fixture.js';
 import { printOutputOnFailure, startRelayProcess, tempDataDir, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 import { useRelayHarness } from '../../libs/testing/relay-harness.js';
-import { DELIVERER_GROUP, destinationTopic, FRESH_DESTINATIONS_TOPIC, FRESH_GROUP, INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
+import { DELIVERER_GROUP, destinationTopic, LANES_GROUP, LANES_TOPIC, INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 
 /**
  * The `200` promise under crashes: an all-in-one relay process on the embedded default is killed with
@@ -220,10 +220,9 @@ describeEachBackend('a duplicate answer keeps the 200 promise', (target) => {
     expect(await suite.harness.relay.dedup!.claim(source.body.id, keys, lostEventId, Date.now())).to.equal(null);
     const ingest = () => suite.harness.api('POST', '/ingest/default/lost', { key: null, rawBody: body, headers: { 'content-type': 'application/json' } });
     const admin = suite.harness.relay.broker.admin();
-    // Where the router publishes a new destination's jobs: on Kafka relay.fresh (shared with the earlier
-    // tests' destinations; the destination's own topic gets the deliverer's hand-over copy of each), on
-    // the embedded log the destination's own topic.
-    const [group, topic] = target.name.includes('Kafka') ? [FRESH_GROUP, FRESH_DESTINATIONS_TOPIC] : [DELIVERER_GROUP, destinationTopic(destination.body.id)];
+    // Where the router publishes the destination's jobs: on Kafka the lanes (shared with the earlier
+    // tests' destinations), on the embedded log the destination's own topic.
+    const [group, topic] = target.name.includes('Kafka') ? [LANES_GROUP, LANES_TOPIC] : [DELIVERER_GROUP, destinationTopic(destination.body.id)];
     const jobsPublished = async () => (await admin.lag(group, [topic])).reduce((sum, partition) => sum + Number(partition.end), 0);
     const jobsBefore = await jobsPublished();
 

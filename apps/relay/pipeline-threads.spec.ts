@@ -35,7 +35,7 @@ describeEachBackend('a relay on pipeline threads', (target) => {
     this.currentTest?.timeout(settleMs * 3);
   });
 
-  /** `slugs.length` sources routed to one new destination (with the shortest timeout, so a copy's deadline comes soon). */
+  /** `slugs.length` sources routed to one new destination. */
   async function routedSources(slugs: string[], url = sink.url) {
     const { api } = harness;
     const destination = await api('POST', '/api/destinations', { body: { name: 'threaded receiver', url, timeoutMs: 1000 } });
@@ -47,8 +47,8 @@ describeEachBackend('a relay on pipeline threads', (target) => {
   }
 
   it('delivers every webhook once and records each attempt, the pipeline running on threads beside the main one (two on the embedded log, one on Kafka)', async () => {
-    // The destination is new, so on Kafka its jobs go through relay.fresh and their copies, keyed by source,
-    // spread over its topic's partitions: each is read and dropped, none sent twice.
+    // Four sources, so that on the embedded log the jobs spread over the destination topic's partitions
+    // and both threads' deliverers send; on Kafka they go through the lanes. None is sent twice.
     const slugs = ['threaded-a', 'threaded-b', 'threaded-c', 'threaded-d'];
     const destinationId = await routedSources(slugs);
     const eventIds: string[] = [];
@@ -64,8 +64,8 @@ describeEachBackend('a relay on pipeline threads', (target) => {
       const statuses = await Promise.all(eventIds.map(async (id) => (await harness.api('GET', `/api/events/${id}`)).body.status));
       return statuses.every((status) => status === 'delivered');
     }, isTrue, settleMs);
-    // Every copy has been read, and looked at again where its original's outcome was not known yet: none sent twice.
-    await waitFor('every copy read', () => destinationSettled(harness.relay.broker.admin(), destinationId), isTrue, settleMs);
+    // Nothing left to read that could still be sent: none sent twice.
+    await waitFor('every job read', () => destinationSettled(harness.relay.broker.admin(), destinationId), isTrue, settleMs);
     expect(sink.requests).to.have.length(40);
   });
 

@@ -1,6 +1,6 @@
 import type { BrokerRecord, OutgoingMessage, RecordBatch } from '../../libs/broker/broker.js';
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
-import { deliveryJobMessage, firstAttemptJob } from '../../libs/pipeline/delivery-job.js';
+import { deliveryJobMessage, firstAttemptJob, withLane } from '../../libs/pipeline/delivery-job.js';
 import { decodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
@@ -21,10 +21,11 @@ export interface RouterDeps {
   secrets: SecretBox;
   deadLetters: DeadLetters;
   /**
-   * New destinations' jobs go through relay.fresh (Kafka: a deliverer takes a new topic in only by a
-   * rebalance). Off on the embedded log, whose deliverer subscribes to a new topic at once.
+   * Jobs of destinations without ordering go through the lanes (Kafka: a topic per destination costs the
+   * deliverers a rebalance per new destination and a fetch per idle partition). Off on the embedded log,
+   * whose deliverer subscribes to a new topic at once and reads idle ones for nothing.
    */
-  freshDestinations?: boolean;
+  lanes?: boolean;
 }
 
 /**
@@ -79,22 +80,14 @@ async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<
     const deliveries = await storeEvents(tx, planned, now);
     return stored.map((event, index) => ({ ...event, deliveries: deliveries[index]! }));
   });
-  // A redelivered record's deliveries come from the store: a destination no longer routed gets its own
-  // topic. So does an ordered one: a job relay.fresh moves back to its own topic could be overtaken.
-  const createdAt = new Map(
-    deps.freshDestinations ? targets.flat().filter((target) => !target.destinationOrdered).map((target) => [target.destinationId, target.destinationCreatedAt]) : [],
-  );
+  // A redelivered record's deliveries come from the store: a destination no longer routed, whose
+  // ordering is not known here, gets its own topic.
+  const ordered = new Map(targets.flat().map((target) => [target.destinationId, target.destinationOrdered]));
   const byTopic = new Map<string, OutgoingMessage[]>();
   for (const { meta, body, deliveries } of routed) {
     for (const delivery of deliveries) {
-      const { topic, message } = deliveryJobMessage(
-        {
-          ...firstAttemptJob({ ...meta, providerHeaders: meta.headers }, delivery),
-          ...(createdAt.has(delivery.destinationId) ? { destinationCreatedAt: createdAt.get(delivery.destinationId) } : {}),
-        },
-        body,
-        now,
-      );
+      const job = firstAttemptJob({ ...meta, providerHeaders: meta.headers }, delivery);
+      const { topic, message } = deliveryJobMessage(withLane(job, deps.lanes === true, ordered.get(delivery.destinationId) ?? true), body);
       const messages = byTopic.get(topic);
       if (messages) messages.push(message);
       else byTopic.set(topic, [message]);

@@ -14,7 +14,7 @@ export const buildRouterRole: RoleBuilder = ({ config, broker, store, publish, s
     now: Date.now,
     secrets,
     deadLetters,
-    freshDestinations: Boolean(config.kafkaBrokers),
+    lanes: Boolean(config.kafkaBrokers),
   });
   // Behind the router's inserts, never inside them (docs/DECISIONS.md).
   const searchIndexer = createSearchIndexer({ sql: store.sql, lag: metrics.searchIndexLag, logger });

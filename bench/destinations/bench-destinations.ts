@@ -12,9 +12,8 @@
  *
  * 1. Creation: per destination, create it and its route through the API, then post its webhook at once;
  *    the first delivery is timed from the creation's answer (the webhook follows within milliseconds).
- *    Every destination is new (under 2 minutes), so this is relay.fresh's path.
- * 2. Steady state: once every destination is past relay.fresh's window (2 minutes after the last one was
- *    made), one webhook per destination again, timed from its ingest: each destination's own topic.
+ * 2. Steady state: with every destination made, one webhook per destination again, timed from its ingest.
+ *    Every job goes through the lanes (docs/DECISIONS.md, "Lanes"), new destination or not.
  * 3. Restart: SIGTERM, start again on the same log and store; the time until it listens, until the
  *    consumer groups have joined, and one webhook per destination timed from its ingest.
  * Each phase prints the relay's RSS, its CPU use while idle (10 s with no webhook: the fetch loops), and the consumer group joins (`relay_consumer_group_join_seconds`):
@@ -37,8 +36,6 @@ import { processUsage } from '../soak/process-usage.js';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const API_KEY = 'bench-destinations-key-0123456789';
 const ENCRYPTION_KEY = Buffer.alloc(32, 5).toString('base64');
-/** relay.fresh's window (FRESH_DESTINATION_MS) and a margin. */
-const PAST_FRESH_MS = 125_000;
 const DELIVERY_TIMEOUT_MS = 300_000;
 const IDLE_SAMPLE_MS = 10_000;
 
@@ -178,14 +175,13 @@ try {
       `RSS ${mb(processUsage([relay.pid]).rssBytes)}; group joins ${await describeJoins(relay)}`,
   );
 
-  // 2. Steady state, each destination's own topic.
+  // 2. Steady state.
   const joinsBefore = await groupJoins(relay);
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastCreatedAt + PAST_FRESH_MS - Date.now())));
   const steadyFrom = Date.now();
   for (let n = 0; n < destinationCount; n += 1) await post(n, 2);
   const steadyArrivals = await firstArrivals(sink, paths, steadyFrom);
   console.log(
-    `2. past relay.fresh's window: ${destinationCount} webhooks (one per destination) posted in ${seconds(Date.now() - steadyFrom)}, all delivered ${steadyArrivals.size === destinationCount ? `${seconds(Math.max(...steadyArrivals.values()) - steadyFrom)} after the first post` : `NOT: ${destinationCount - steadyArrivals.size} missing`}; ` +
+    `2. steady state: ${destinationCount} webhooks (one per destination) posted in ${seconds(Date.now() - steadyFrom)}, all delivered ${steadyArrivals.size === destinationCount ? `${seconds(Math.max(...steadyArrivals.values()) - steadyFrom)} after the first post` : `NOT: ${destinationCount - steadyArrivals.size} missing`}; ` +
       `RSS ${mb(processUsage([relay.pid]).rssBytes)}; group joins since phase 1 ${await describeJoins(relay, joinsBefore)}; idle CPU ${await idleCpu(relay)}`,
   );
 

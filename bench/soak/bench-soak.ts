@@ -2,7 +2,7 @@
  * Open-loop soak of a whole relay: can it keep up with a source sending at a plan's rate?
  *
  *   node --import tsx bench/soak/bench-soak.ts [--rates 1000,2000,3000,4000,6000] [--seconds 20] [--sources 1]
- *        [--postgres] [--kafka] [--split] [--env NAME=VALUE ...] [--cpu-prof] [--all-rates] [--timeline] [--settled]
+ *        [--postgres] [--kafka] [--split] [--env NAME=VALUE ...] [--cpu-prof] [--all-rates] [--timeline]
  *
  * The relay runs what `npm start` runs (the bench builds `dist/` first and starts `dist/apps/relay/main.js`
  * with a fresh data directory), all roles in one process; `--split` runs api, gateway, router, deliverer and
@@ -31,9 +31,6 @@
  * sustained (`--all-rates` goes on). The last line names the highest rate sustained. `--timeline` adds,
  * per rate, the slowest ingest answer of each second of the load: where in the run a p99 comes from.
  * `--cpu-prof` profiles every relay thread and prints, per rate, the load's window for profile-stages.ts.
- * `--settled` waits, before the first rate, until the destination is past its first minutes (on Kafka its
- * jobs then take its own topic, not relay.fresh) and one webhook per source was delivered that way: the
- * steady state of a destination, where a fresh one's jobs take one more hop.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -42,7 +39,6 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import type { Role } from '../../libs/config/config.js';
-import { FRESH_DESTINATION_MS } from '../../libs/pipeline/delivery-job.js';
 import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { startKafkaMock } from '../../libs/testing/kafka-mock.js';
@@ -79,7 +75,6 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     'all-rates': { type: 'boolean', default: false },
     timeline: { type: 'boolean', default: false },
-    settled: { type: 'boolean', default: false },
   },
 });
 const rates = args.rates.split(',').map(Number);
@@ -207,22 +202,6 @@ async function configure(apiUrl: string, sink: BenchSink): Promise<string[]> {
     paths.push(new URL(source.webhookUrl).pathname);
   }
   return paths;
-}
-
-/** Waits until the destination is past relay.fresh's window, then until one webhook per source is delivered. */
-async function settle(deployment: Deployment, paths: string[], sink: BenchSink): Promise<void> {
-  const startedAt = Date.now();
-  await new Promise((resolve) => setTimeout(resolve, FRESH_DESTINATION_MS + 1_000));
-  const dispatcher = new Agent({ connections: 4 });
-  try {
-    const before = (await sink.counts()).total;
-    const send = webhookSender(deployment.ingestUrl, paths, dispatcher);
-    for (let n = 0; n < paths.length; n += 1) if ((await send()).status !== 200) throw new Error('a settling webhook was not acknowledged');
-    await waitFor('the settling webhooks delivered', async () => (await sink.counts()).total - before >= paths.length, isTrue, DRAIN_TIMEOUT_MS, 200);
-  } finally {
-    await dispatcher.close();
-  }
-  console.log(`settled: the destination is past relay.fresh's window and delivered through its own topic, ${((Date.now() - startedAt) / 1000).toFixed(0)} s after its creation`);
 }
 
 /** Posts signed webhooks round-robin over `paths` at `baseUrl`. */
@@ -438,7 +417,6 @@ const deployment = await floorLine(sink)
 const steps: Step[] = [];
 try {
   const paths = await configure(deployment.apiUrl, sink);
-  if (args.settled) await settle(deployment, paths, sink);
   for (const rate of rates) {
     const step = await soakAt(rate, deployment, paths, sink);
     steps.push(step);

@@ -15,8 +15,8 @@ describe('CommitOrder', function () {
     const commits: string[] = [];
     const rewinds: string[] = [];
     const order = new CommitOrder({
-      commit: (topic, partition, next) => commits.push(`${topic}:${partition}@${next}`),
-      rewind: (topic, partition, from) => rewinds.push(`${topic}:${partition}@${from}`),
+      commit: (topic, partition, next) => void commits.push(`${topic}:${partition}@${next}`),
+      rewind: (topic, partition, from) => void rewinds.push(`${topic}:${partition}@${from}`),
     });
     return { order, commits, rewinds };
   }

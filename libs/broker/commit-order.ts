@@ -1,7 +1,7 @@
 /** Where a partition's committed offset may move, as one adapter's consumer sees it. */
 export interface CommitOrderHooks {
-  /** Every record of the partition below `next` is handled and complete. */
-  commit(topic: string, partition: number, next: string): void;
+  /** Every record of the partition below `next` is handled and complete; a promise returned is waited for by `settled`. */
+  commit(topic: string, partition: number, next: string): void | Promise<unknown>;
   /** A completion failed: the partition is to be read again from `from` (the first record of that batch). */
   rewind(topic: string, partition: number, from: string, error: unknown): void;
 }
@@ -31,11 +31,14 @@ export class CommitOrder {
     const batch: HandledBatch = { first, next, complete: completion === undefined };
     queue.push(batch);
     this.partitions.set(key, queue);
-    if (!completion) return this.advance(topic, partition);
+    if (!completion) {
+      void this.advance(topic, partition);
+      return;
+    }
     const settled = completion.then(
       () => {
         batch.complete = true;
-        this.advance(topic, partition);
+        return this.advance(topic, partition);
       },
       (error: unknown) => {
         const current = this.partitions.get(key);
@@ -63,16 +66,16 @@ export class CommitOrder {
     }
   }
 
-  /** Resolves once every completion given so far has settled (a stop waits for it before its last commit). */
+  /** Resolves once every completion given so far has settled and its commit was made (a stop waits for it before its last commit). */
   async settled(): Promise<void> {
     while (this.pending.size > 0) await Promise.all(this.pending);
   }
 
-  private advance(topic: string, partition: number): void {
+  private advance(topic: string, partition: number): void | Promise<unknown> {
     const queue = this.partitions.get(`${topic}:${partition}`);
     let next: string | undefined;
     while (queue && queue.length > 0 && queue[0]!.complete) next = queue.shift()!.next;
-    if (next !== undefined) this.hooks.commit(topic, partition, next);
+    if (next !== undefined) return this.hooks.commit(topic, partition, next);
   }
 }
 

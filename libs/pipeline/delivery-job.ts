@@ -2,23 +2,25 @@ import { z } from 'zod';
 import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
 import { receivedValues } from './ingest-message.js';
 import { jsonHeader } from './record-json.js';
-import { destinationTopic, FRESH_DESTINATIONS_TOPIC } from './topology.js';
+import { destinationTopic, LANES_TOPIC } from './topology.js';
 
 /**
- * How long after its creation a destination's jobs go through relay.fresh: well past the
- * deliverers' periodic subscription refresh (30 s) and the rebalance it takes (session timeout).
+ * Where a job is published, first attempt or due retry: the lanes (keyed by destination) when the
+ * router put it there, else its destination's own topic.
  */
-export const FRESH_DESTINATION_MS = 120_000;
-
-/**
- * Where a job is published, first attempt or due retry: relay.fresh (keyed by destination) while its
- * destination is new, else the destination's own topic.
- */
-export function deliveryJobMessage(job: DeliveryJob, body: Buffer, now: number): { topic: string; message: OutgoingMessage } {
+export function deliveryJobMessage(job: DeliveryJob, body: Buffer): { topic: string; message: OutgoingMessage } {
   const message = encodeDeliveryJob(job, body);
-  const createdAt = job.destinationCreatedAt ?? 0;
-  if (now - createdAt >= FRESH_DESTINATION_MS) return { topic: destinationTopic(job.destinationId), message };
-  return { topic: FRESH_DESTINATIONS_TOPIC, message: { ...message, key: job.destinationId } };
+  if (!job.laned) return { topic: destinationTopic(job.destinationId), message };
+  return { topic: LANES_TOPIC, message: { ...message, key: job.destinationId } };
+}
+
+/**
+ * A first attempt's job as the router or a replay publishes it: through the lanes on Kafka (`lanes`),
+ * unless its destination keeps its sources' order, which its own topic keeps (a job the lanes parked
+ * could be overtaken by a later one still in the lanes).
+ */
+export function withLane(job: DeliveryJob, lanes: boolean, destinationOrdered: boolean): DeliveryJob {
+  return lanes && !destinationOrdered ? { ...job, laned: true } : job;
 }
 
 /** One attempt to make: the event's body is the record value, byte-exact; this travels as a header. */
@@ -41,8 +43,8 @@ export const deliveryJobSchema = z.object({
   receivedAt: z.number(),
   /** The record's value is the body sealed (`sealedPayload`): the deliverer opens it just before sending. */
   sealed: z.boolean().optional(),
-  /** Epoch ms; set by the router so that a new destination's jobs, retries included, go through relay.fresh. */
-  destinationCreatedAt: z.number().optional(),
+  /** Set by the router and replays on Kafka (`withLane`): the job, retries included, goes through the lanes. */
+  laned: z.boolean().optional(),
 });
 
 export type DeliveryJob = z.infer<typeof deliveryJobSchema>;

@@ -17,7 +17,7 @@ const meta: IngestMeta = {
 };
 const job: DeliveryJob = {
   deliveryId: 'dlv_1', eventId: 'evt_1', orgId: 'org_1', sourceId: 'src_1', sourceSlug: 'shop-events', destinationId: 'dst_1', attemptNumber: 2, dueAt: 10,
-  contentType: null, providerHeaders: { 'x-shop-topic': 'orders/create' }, signatureValid: false, receivedAt: 1, sealed: false, destinationCreatedAt: 0,
+  contentType: null, providerHeaders: { 'x-shop-topic': 'orders/create' }, signatureValid: false, receivedAt: 1, sealed: false, laned: true,
 };
 const attempt: AttemptRecord = {
   attemptId: 'att_1', deliveryId: 'dlv_1', eventId: 'evt_1', orgId: 'org_1', destinationId: 'dst_1', attemptNumber: 1, startedAt: 1, completedAt: 2, ok: false,
@@ -71,7 +71,7 @@ describe('Message contracts', () => {
   it('decode records of older versions, without the source slug, ingest path and query, or sealed flags', () => {
     const { sourceSlug: _slug, path: _path, query: _query, sealed: _sealed, ...olderMeta } = meta;
     expect(decodeIngestMessage(withHeader('relay-meta', olderMeta)).meta).to.deep.equal(olderMeta);
-    const { sourceSlug: _jobSlug, sealed: _jobSealed, destinationCreatedAt: _createdAt, ...olderJob } = job;
+    const { sourceSlug: _jobSlug, sealed: _jobSealed, laned: _laned, ...olderJob } = job;
     expect(decodeDeliveryJob(withHeader('relay-job', olderJob)).job).to.deep.equal(olderJob);
   });
 

@@ -15,24 +15,26 @@ export const CONFIG_TOPIC = 'relay.config';
 /** Records no consumer could handle, kept for an operator; nothing consumes it. */
 export const DEAD_LETTER_TOPIC = 'relay.dead';
 
-/** Topic of one destination's delivery jobs: a slow destination never delays another. */
+/**
+ * Topic of one destination's delivery jobs: an ordered destination's, and on Kafka those the lanes
+ * parked while the destination had to wait (circuit open, rate budget spent, disabled, too far behind).
+ */
 export const destinationTopic = (destinationId: string) => `relay.dst.${destinationId}`;
 export const DESTINATION_TOPIC_PATTERN = /^relay\.dst\./;
 /** Partitions of each destination topic, and of each retry tier. */
 export const DESTINATION_PARTITIONS = 4;
 
 /**
- * Shared topic of the first attempts of destinations created lately, which the deliverers' pattern
- * subscription may not cover yet: a subscription grows only through a group rebalance, while this topic
- * is consumed from the deliverer's start (docs/DECISIONS.md, "New destinations on Kafka").
+ * The shared topic of delivery jobs on Kafka, the lanes (docs/DECISIONS.md, "Lanes"): every job of a
+ * destination without ordering, keyed by destination. The deliverer hands each destination's jobs over
+ * without waiting for their answers (apps/deliverer/lane-jobs.ts), so partitions only spread the load,
+ * and the deliverers' subscription does not grow with the destinations.
  */
-export const FRESH_DESTINATIONS_TOPIC = 'relay.fresh';
+export const LANES_TOPIC = 'relay.lanes';
+export const LANES_PARTITIONS = 64;
 
-/**
- * Its records are keyed by destination; the deliverer hands each destination's jobs over without
- * waiting for their answers (apps/deliverer/fresh-destinations.ts), so partitions only spread the load.
- */
-export const FRESH_DESTINATIONS_PARTITIONS = 16;
+/** Before the lanes, the first attempts of new destinations went here; read with the lanes, so none is left behind. */
+export const FRESH_TOPIC = 'relay.fresh';
 
 /** The topic of one retry delay tier. */
 export function retryTierTopic(tier: RetryTier): string {
@@ -48,17 +50,17 @@ export const CORE_TOPICS = [
   { topic: CONFIG_TOPIC, partitions: 1 },
   { topic: DEAD_LETTER_TOPIC, partitions: 1 },
   ...RETRY_TIER_TOPICS.map((topic) => ({ topic, partitions: DESTINATION_PARTITIONS })),
-  { topic: FRESH_DESTINATIONS_TOPIC, partitions: FRESH_DESTINATIONS_PARTITIONS },
+  { topic: LANES_TOPIC, partitions: LANES_PARTITIONS },
 ];
 
 /** `relay.ingest` to stored events and delivery jobs. */
 export const ROUTER_GROUP = 'relay-router';
 /** `relay.attempts` to the ledger. */
 export const RECORDER_GROUP = 'relay-recorder';
-/** Every destination topic (DESTINATION_TOPIC_PATTERN). */
+/** Every destination topic (DESTINATION_TOPIC_PATTERN): ordered destinations, and the jobs the lanes parked. */
 export const DELIVERER_GROUP = 'relay-deliverer';
-/** `relay.fresh`, in a group whose subscription never changes. */
-export const FRESH_GROUP = 'relay-deliverer-fresh';
+/** `relay.lanes` and `relay.fresh`, in a group whose subscription never changes; named before the lanes, so its offsets on relay.fresh hold. */
+export const LANES_GROUP = 'relay-deliverer-fresh';
 /** The retry tier topics. */
 export const RETRY_GROUP = 'relay-retry';
 /** `relay.config`: a group per process (`instance` stable across its restarts), as every process needs every change. */

@@ -7,22 +7,23 @@ export interface RouteTarget {
   destinationName: string;
 }
 
-/** A destination an event of the source goes to, by which route, if that route's filter matches it. */
-export interface RoutedTarget extends RouteTarget {
-  routeId: string;
-  /** null: the route has no filter and takes every event. */
-  filter: CompiledFilter | null;
-  /** Epoch ms; a destination created lately gets its jobs through relay.fresh (`deliveryJobMessage`). */
-  destinationCreatedAt: number;
-  /** `ordering: "source"`: every job stays in the destination's own topic (see the router). */
+/** A target a job is published for: `ordering: "source"` keeps every job in the destination's own topic, out of the lanes (`withLane`). */
+export interface JobTarget extends RouteTarget {
   destinationOrdered: boolean;
 }
 
+/** A destination an event of the source goes to, by which route, if that route's filter matches it. */
+export interface RoutedTarget extends JobTarget {
+  routeId: string;
+  /** null: the route has no filter and takes every event. */
+  filter: CompiledFilter | null;
+}
+
 /** Which routed destinations an event goes to, and the routes whose filters turned it away. */
-export function matchRoutes(targets: RoutedTarget[], document: () => FilterDocument): { targets: RouteTarget[]; filteredRouteIds: string[] } {
+export function matchRoutes(targets: RoutedTarget[], document: () => FilterDocument): { targets: RoutedTarget[]; filteredRouteIds: string[] } {
   if (targets.every((target) => target.filter === null)) return { targets, filteredRouteIds: [] };
   const built = document();
-  const matched: RouteTarget[] = [];
+  const matched: RoutedTarget[] = [];
   const filteredRouteIds: string[] = [];
   for (const target of targets) {
     if (target.filter === null || target.filter(built)) matched.push(target);
@@ -45,21 +46,19 @@ export function createRouteTargets(sql: SqlClient, options: { ttlMs?: number; no
 }
 
 async function loadRouteTargets(sql: SqlClient, sourceId: string): Promise<RoutedTarget[]> {
-  const rows = await sql.all<RouteTarget & { routeId: string; filter: string | null; destinationCreatedAt: number | string; ordering: string }>(
-    `SELECT d.id AS "destinationId", d.name AS "destinationName", r.id AS "routeId", r.filter, d.created_at AS "destinationCreatedAt", d.ordering
+  const rows = await sql.all<RouteTarget & { routeId: string; filter: string | null; ordering: string }>(
+    `SELECT d.id AS "destinationId", d.name AS "destinationName", r.id AS "routeId", r.filter, d.ordering
      FROM routes r
      JOIN destinations d ON d.id = r.destination_id
      WHERE r.source_id = ? AND r.enabled = ? ORDER BY r.created_at, r.id`,
     [sourceId, sql.bool(true)],
   );
-  return rows.map(({ filter, destinationCreatedAt, ordering, ...row }) => {
+  return rows.map(({ filter, ordering, ...row }) => {
     // The ORM writes an absent filter as JSON `null`.
     const stored: unknown = filter === null ? null : JSON.parse(filter);
-    // PostgreSQL answers bigint columns as text.
     return {
       ...row,
       filter: stored === null ? null : compileFilter(stored),
-      destinationCreatedAt: Number(destinationCreatedAt),
       destinationOrdered: ordering === 'source',
     };
   });

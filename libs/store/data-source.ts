@@ -24,6 +24,7 @@ import { DedupClaimFunction1795305600015 } from './migrations/0016-dedup-claim-f
 import { DedupClaimBatchFunction1795305600016 } from './migrations/0017-dedup-claim-batch-function.js';
 import { SearchIndexAutomerge1795305600017 } from './migrations/0018-search-index-automerge.js';
 import { SearchIndexDetailNone1795305600018 } from './migrations/0019-search-index-detail-none.js';
+import { DropHandedOverAttempts1795305600019 } from './migrations/0020-drop-handed-over-attempts.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -53,6 +54,7 @@ export const FOUNDATION_MIGRATIONS = [
   DedupClaimBatchFunction1795305600016,
   SearchIndexAutomerge1795305600017,
   SearchIndexDetailNone1795305600018,
+  DropHandedOverAttempts1795305600019,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';

@@ -8,7 +8,7 @@ export async function consumedAll(admin: Pick<Admin, 'lag'>, groupId: string, to
 
 /**
  * No job of the destination left to read: none in its topic for the deliverers, none waiting in a retry
- * tier (a retry, or a hand-over copy's second look) that could still be sent.
+ * tier that could still be sent.
  */
 export async function destinationSettled(admin: Pick<Admin, 'lag'>, destinationId: string): Promise<boolean> {
   return (await consumedAll(admin, DELIVERER_GROUP, [destinationTopic(destinationId)])) && consumedAll(admin, RETRY_GROUP, RETRY_TIER_TOPICS);

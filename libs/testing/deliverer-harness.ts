@@ -17,7 +17,6 @@ import { generateSigningSecret } from '../secrets/signing-secret.js';
 import type { DestinationRow } from '../store/entities/destination.js';
 import type { SourceRow } from '../store/entities/source.js';
 import { openStore, type Store } from '../store/store.js';
-import { createHandedOverAttempts } from '../store/handed-over-attempts.js';
 import { sourceRow } from './store-fixtures.js';
 import { startHttpSink, type HttpSink } from './http-sink.js';
 import { createDeliverer, type Deliverer } from '../../apps/deliverer/deliverer.js';
@@ -143,7 +142,6 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
       metrics,
       gone,
       lines: createSqlSourceLines(store.sql),
-      handedOverAttempts: createHandedOverAttempts(store.sql),
       logger: quietLogger,
       jitter: 0,
       maxInFlight: options.maxInFlight,

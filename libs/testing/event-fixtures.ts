@@ -8,7 +8,7 @@ import { recordAttempts } from '../ledger/attempts.js';
 import { routeEvents } from '../../apps/router/route-events.js';
 import type { RouteTarget } from '../routing/route-targets.js';
 import { created, type ApiHarness } from './api-harness.js';
-import { destinationTopic, FRESH_DESTINATIONS_TOPIC, INGEST_TOPIC } from '../pipeline/topology.js';
+import { destinationTopic, LANES_TOPIC, INGEST_TOPIC } from '../pipeline/topology.js';
 import { isDefined, waitFor } from './wait-for.js';
 
 /**
@@ -69,7 +69,7 @@ export async function seedEvent(h: ApiHarness, seed: EventSeed): Promise<SeededE
     {
       sql: h.relay.store.sql,
       // Routes without filters, one per target, to destinations made long ago: their jobs go to their own topics.
-      routesFor: async () => (seed.targets ?? []).map((target) => ({ ...target, routeId: `rte_${target.destinationId}`, filter: null, destinationCreatedAt: 0, destinationOrdered: false })),
+      routesFor: async () => (seed.targets ?? []).map((target) => ({ ...target, routeId: `rte_${target.destinationId}`, filter: null, destinationOrdered: false })),
       publish: async (topic, messages) => void jobs.push(...messages.map((m) => ({ topic, message: m }))),
       now: () => receivedAt + 5,
       secrets: h.secrets,
@@ -146,13 +146,13 @@ export async function createRoute(h: ApiHarness, sourceId: string, destinationId
 
 /**
  * Reads a destination's jobs from the start, in a consumer group of its own, as a deliverer would: its own
- * topic, and relay.fresh, where a destination's jobs go in its first minutes.
+ * topic, and the lanes, where a destination's jobs go on Kafka.
  */
 export async function watchDestinationTopic(h: ApiHarness, destinationId: string) {
   const jobs: ReturnType<typeof decodeDeliveryJob>[] = [];
   const consumer = h.relay.broker.consumer({
     groupId: `test-watch-${newId('key')}`,
-    topics: [destinationTopic(destinationId), FRESH_DESTINATIONS_TOPIC],
+    topics: [destinationTopic(destinationId), LANES_TOPIC],
     fromBeginning: true,
     handleBatch: async (batch) =>
       void jobs.push(...batch.records.map(decodeDeliveryJob).filter((decoded) => decoded.job.destinationId === destinationId)),
@@ -162,7 +162,7 @@ export async function watchDestinationTopic(h: ApiHarness, destinationId: string
     jobs,
     /** The first job that matches, once it has arrived. */
     waitForJob(matches: (job: DeliveryJob) => boolean, timeoutMs = 5000) {
-      const what = `a matching job for ${destinationId} on ${destinationTopic(destinationId)} or ${FRESH_DESTINATIONS_TOPIC}`;
+      const what = `a matching job for ${destinationId} on ${destinationTopic(destinationId)} or ${LANES_TOPIC}`;
       return waitFor(what, () => jobs.find((j) => matches(j.job)), isDefined, timeoutMs, 20);
     },
     jobFor(deliveryId: string) {

@@ -189,7 +189,7 @@ describeEachStore('Event replay', (target) => {
       const publish = (topic: string, messages: Parameters<typeof live.send>[1]) =>
         topic === destinationTopic(d2.id) ? closed.producer().send(topic, messages) : live.send(topic, messages);
       try {
-        const deps = { store: h.relay.store, secrets: h.secrets, now: Date.now, publish, routesFor: createRouteTargets(h.relay.store.sql).forSource };
+        const deps = { store: h.relay.store, secrets: h.secrets, now: Date.now, publish, routesFor: createRouteTargets(h.relay.store.sql).forSource, lanes: false };
         const failure = await replayEvent(deps, { org: h.relay.bootstrap.org }, event.eventId).then(() => null, (error: unknown) => error);
         expect(failure).to.be.instanceOf(UnavailableError);
       } finally {

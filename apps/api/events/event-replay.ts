@@ -1,29 +1,28 @@
 import { NotFoundError, UnavailableError, ValidationError } from '../../../libs/errors/errors.js';
 import type { OutgoingMessage } from '../../../libs/broker/broker.js';
-import { encodeDeliveryJob, firstAttemptJob } from '../../../libs/pipeline/delivery-job.js';
+import { deliveryJobMessage, firstAttemptJob, withLane } from '../../../libs/pipeline/delivery-job.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
 import { createReplayDeliveries, removeUnqueuedDeliveries } from '../../../libs/ledger/deliveries.js';
-import { matchRoutes, type RouteTarget } from '../../../libs/routing/route-targets.js';
+import { matchRoutes, type JobTarget } from '../../../libs/routing/route-targets.js';
 import type { Tenant } from '../../../libs/tenancy/tenant.js';
 import type { ApiDeps } from '../api-deps.js';
 import { selectEvents, type EventRecord } from '../../../libs/ledger/event-queries.js';
 import { openedBody, payloadExpired, requireEvent, storedBody, storedEventDocument } from './event-service.js';
-import { destinationTopic } from '../../../libs/pipeline/topology.js';
 
 /** What replaying needs of the API's dependencies. */
-export type ReplayDeps = Pick<ApiDeps, 'store' | 'secrets' | 'now' | 'publish' | 'routesFor'>;
+export type ReplayDeps = Pick<ApiDeps, 'store' | 'secrets' | 'now' | 'publish' | 'routesFor' | 'lanes'>;
 
 /** An event ready to go out again: its body as stored (a sealed body stays sealed in the log) and the destinations it goes to. */
 interface Replay {
   event: EventRecord;
   body: { bytes: Buffer; sealed: boolean };
-  targets: RouteTarget[];
+  targets: JobTarget[];
 }
 
 interface CreatedDelivery {
   id: string;
   replay: Replay;
-  target: RouteTarget;
+  target: JobTarget;
 }
 
 export type SkipReason = 'not_found' | 'payload_expired' | 'no_destinations';
@@ -33,13 +32,13 @@ const LOOKUP_CHUNK = 200;
 const PAYLOAD_CHUNK = 20;
 
 /** The organization's destinations with these ids, in the given order; any other id is 404. */
-export async function namedTargets(deps: ReplayDeps, tenant: Tenant, ids: string[]): Promise<RouteTarget[]> {
+export async function namedTargets(deps: ReplayDeps, tenant: Tenant, ids: string[]): Promise<JobTarget[]> {
   const unique = [...new Set(ids)];
-  const rows = await deps.store.sql.all<RouteTarget>(
-    `SELECT id AS "destinationId", name AS "destinationName" FROM destinations WHERE org_id = ? AND id IN (${unique.map(() => '?').join(', ')})`,
+  const rows = await deps.store.sql.all<Omit<JobTarget, 'destinationOrdered'> & { ordering: string }>(
+    `SELECT id AS "destinationId", name AS "destinationName", ordering FROM destinations WHERE org_id = ? AND id IN (${unique.map(() => '?').join(', ')})`,
     [tenant.org.id, ...unique],
   );
-  const byId = new Map(rows.map((row) => [row.destinationId, row]));
+  const byId = new Map(rows.map(({ ordering, ...row }) => [row.destinationId, { ...row, destinationOrdered: ordering === 'source' }]));
   const missing = unique.filter((id) => !byId.has(id));
   if (missing.length > 0) throw new NotFoundError(`Destination ${missing.join(', ')} not found`);
   return unique.map((id) => byId.get(id)!);
@@ -62,7 +61,7 @@ async function sourceSlugs(sql: SqlClient, orgId: string, replays: Replay[]): Pr
   return new Map(rows.map((row) => [row.id, row.slug]));
 }
 
-function deliveryJob(orgId: string, delivery: CreatedDelivery, slugs: Map<string, string>): OutgoingMessage {
+function deliveryJob(orgId: string, delivery: CreatedDelivery, slugs: Map<string, string>, lanes: boolean): { topic: string; message: OutgoingMessage } {
   const { event, body } = delivery.replay;
   const job = firstAttemptJob(
     {
@@ -78,7 +77,7 @@ function deliveryJob(orgId: string, delivery: CreatedDelivery, slugs: Map<string
     },
     { id: delivery.id, destinationId: delivery.target.destinationId },
   );
-  return encodeDeliveryJob(job, body.bytes);
+  return deliveryJobMessage(withLane(job, lanes, delivery.target.destinationOrdered), body.bytes);
 }
 
 /**
@@ -86,16 +85,18 @@ function deliveryJob(orgId: string, delivery: CreatedDelivery, slugs: Map<string
  * their events' status recomputed, so nothing waits for a job that was never queued; then 503.
  */
 async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedDelivery[], slugs: Map<string, string>): Promise<void> {
-  const byTopic = new Map<string, CreatedDelivery[]>();
+  const byTopic = new Map<string, { deliveries: CreatedDelivery[]; messages: OutgoingMessage[] }>();
   for (const delivery of deliveries) {
-    const topic = destinationTopic(delivery.target.destinationId);
+    const { topic, message } = deliveryJob(orgId, delivery, slugs, deps.lanes);
     const list = byTopic.get(topic);
-    if (list) list.push(delivery);
-    else byTopic.set(topic, [delivery]);
+    if (list) {
+      list.deliveries.push(delivery);
+      list.messages.push(message);
+    } else byTopic.set(topic, { deliveries: [delivery], messages: [message] });
   }
   const topics = [...byTopic];
-  const results = await Promise.allSettled(topics.map(([topic, list]) => deps.publish(topic, list.map((d) => deliveryJob(orgId, d, slugs)))));
-  const unqueued = topics.flatMap(([, list], index) => (results[index]!.status === 'rejected' ? list : []));
+  const results = await Promise.allSettled(topics.map(([topic, { messages }]) => deps.publish(topic, messages)));
+  const unqueued = topics.flatMap(([, list], index) => (results[index]!.status === 'rejected' ? list.deliveries : []));
   if (unqueued.length === 0) return;
   await removeUnqueuedDeliveries(deps.store.sql, unqueued.map((d) => ({ id: d.id, eventId: d.replay.event.id })));
   const cause = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason;
@@ -110,7 +111,7 @@ async function queueReplays(deps: ReplayDeps, tenant: Tenant, replays: Replay[])
 }
 
 /** The named destinations, or those the event's source is routed to now whose filters take it. */
-async function targetsFor(deps: ReplayDeps, event: EventRecord, body: Replay['body'], named: RouteTarget[] | undefined): Promise<RouteTarget[]> {
+async function targetsFor(deps: ReplayDeps, event: EventRecord, body: Replay['body'], named: JobTarget[] | undefined): Promise<JobTarget[]> {
   if (named) return named;
   return matchRoutes(await deps.routesFor(event.sourceId), () => storedEventDocument(event, openedBody(deps, event, body))).targets;
 }
@@ -133,7 +134,7 @@ export async function replayEvent(deps: ReplayDeps, tenant: Tenant, id: string, 
 export const MAX_BULK_REPLAY_DELIVERIES = 10_000;
 
 /** How many deliveries replaying these events would create: found events times their destinations. */
-async function plannedDeliveries(deps: ReplayDeps, tenant: Tenant, ids: string[], named: RouteTarget[] | undefined): Promise<number> {
+async function plannedDeliveries(deps: ReplayDeps, tenant: Tenant, ids: string[], named: JobTarget[] | undefined): Promise<number> {
   const perSource = new Map<string, number>();
   let planned = 0;
   for (let start = 0; start < ids.length; start += LOOKUP_CHUNK) {

@@ -52,7 +52,7 @@ export class PartitionWorker {
     const { groupId, commits, logger } = context;
     this.order = new CommitOrder({
       commit: (_topic, _partition, next) =>
-        void commits.commit({ groupId, topic, partition, offset: Number(next) }).catch((error: unknown) =>
+        commits.commit({ groupId, topic, partition, offset: Number(next) }).catch((error: unknown) =>
           logger.error({ groupId, topic: topic.name, partition, err: error }, 'Embedded log commit failed; the next commit covers it'),
         ),
       rewind: (_topic, _partition, from, error) => {

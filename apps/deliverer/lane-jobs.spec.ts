@@ -1,0 +1,136 @@
+import { expect } from 'chai';
+import { partitionFor } from '../../libs/broker/partitioner.js';
+import { deliveryJobMessage, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { consumedAll } from '../../libs/testing/consumer-lag.js';
+import { hang, respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { eachTestDelivererAndSink, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
+import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
+import { DELIVERER_GROUP, destinationTopic, LANES_GROUP, LANES_PARTITIONS, LANES_TOPIC } from '../../libs/pipeline/topology.js';
+
+/** Publishes a first attempt to the lanes, as the router does on Kafka for a destination without ordering. */
+async function publishLaneJob(h: DelivererHarness, destinationId: string, overrides: Partial<DeliveryJob> = {}): Promise<DeliveryJob> {
+  const job = h.jobFor(destinationId, { laned: true, ...overrides });
+  const { topic, message } = deliveryJobMessage(job, Buffer.from(JSON.stringify({ deliveryId: job.deliveryId })));
+  expect(topic).to.equal(LANES_TOPIC);
+  await h.broker.producer().send(topic, [message]);
+  return job;
+}
+
+const lanePartitionOf = (destinationId: string) => partitionFor(destinationId, LANES_PARTITIONS);
+
+async function laneLag(h: DelivererHarness, partition: number): Promise<number> {
+  return (await h.broker.admin().lag(LANES_GROUP, [LANES_TOPIC])).find((entry) => entry.partition === partition)?.lag ?? 0;
+}
+
+async function jobsInOwnTopic(h: DelivererHarness, destinationId: string): Promise<number> {
+  return (await h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destinationId)])).reduce((sum, entry) => sum + Number(entry.end), 0);
+}
+
+describe('deliverer: the lanes', function () {
+  const t = eachTestDelivererAndSink();
+  let hanging: HttpSink;
+
+  beforeEach(async function () {
+    hanging = await startHttpSink([hang()]);
+  });
+  afterEach(async function () {
+    await hanging.close();
+  });
+
+  /** A destination of the sink whose lane partition is the one of `other`. */
+  async function onSamePartitionAs(other: string) {
+    let destination = await t.h.addDestination({ url: t.sink.url });
+    while (lanePartitionOf(destination.id) !== lanePartitionOf(other)) destination = await t.h.addDestination({ url: t.sink.url });
+    return destination;
+  }
+
+  it('does not hold up a destination behind a hanging one on the same lane partition', async function () {
+    const slow = await t.h.addDestination({ url: hanging.url, timeoutMs: 3000 });
+    const healthy = await onSamePartitionAs(slow.id);
+
+    await publishLaneJob(t.h, slow.id);
+    await hanging.waitForRequests(1, 2000);
+    const publishedAt = Date.now();
+    const job = await publishLaneJob(t.h, healthy.id);
+    const [attempt] = await t.h.attemptsOf(job.deliveryId, 1, 2000);
+
+    expect(attempt).to.include({ deliveryStatus: 'delivered' });
+    // Well before the hanging request's timeout (3 s), which is what waiting behind it would cost.
+    expect(t.sink.requests[0]!.receivedAt - publishedAt).to.be.below(1000);
+  });
+
+  it('commits the lane only up to its first job not answered yet, and past it once answered', async function () {
+    const slow = await t.h.addDestination({ url: hanging.url, timeoutMs: 1500 });
+    const healthy = await onSamePartitionAs(slow.id);
+    const partition = lanePartitionOf(slow.id);
+
+    const stuck = await publishLaneJob(t.h, slow.id);
+    await hanging.waitForRequests(1, 2000);
+    const later = await publishLaneJob(t.h, healthy.id);
+    await t.h.attemptsOf(later.deliveryId, 1, 2000);
+    // The later job is answered and the lane read past it, but the hanging request holds the commit.
+    expect(await laneLag(t.h, partition)).to.equal(2);
+
+    const [timedOut] = await t.h.attemptsOf(stuck.deliveryId, 1, 5000);
+    expect(timedOut).to.include({ deliveryStatus: 'retrying' });
+    await waitFor('the commit past both jobs', () => laneLag(t.h, partition), (lag) => lag === 0, 5000, 10);
+  });
+
+  it('sends each job once from the lanes and never copies it to the destination\'s own topic', async function () {
+    const destination = await t.h.addDestination({ url: t.sink.url });
+    const jobs: DeliveryJob[] = [];
+    for (let n = 0; n < 20; n += 1) jobs.push(await publishLaneJob(t.h, destination.id));
+    await t.h.attempts.waitFor(20, (attempt) => attempt.destinationId === destination.id);
+    await waitFor('the lanes committed', () => consumedAll(t.h.broker.admin(), LANES_GROUP, [LANES_TOPIC]), isTrue, 5000, 10);
+
+    const sent = t.sink.requests.map((request) => JSON.parse(request.body.toString()).deliveryId as string);
+    expect(sent.sort()).to.deep.equal(jobs.map((job) => job.deliveryId).sort());
+    expect(await jobsInOwnTopic(t.h, destination.id)).to.equal(0);
+  });
+
+  it('parks the jobs of a disabled destination in its own topic, and sends them from there once it is enabled', async function () {
+    const destination = await t.h.addDestination({ url: t.sink.url, enabled: false });
+    const job = await publishLaneJob(t.h, destination.id);
+    await waitFor('the job parked', () => jobsInOwnTopic(t.h, destination.id), (count) => count === 1, 5000, 10);
+    await waitFor('the lanes committed', () => consumedAll(t.h.broker.admin(), LANES_GROUP, [LANES_TOPIC]), isTrue, 5000, 10);
+    expect(t.sink.requests).to.have.length(0);
+
+    await t.h.store.destinations.update(t.h.orgId, destination.id, { enabled: true });
+    await t.h.announce({ kind: 'destination', action: 'updated', orgId: t.h.orgId, id: destination.id });
+    const [attempt] = await t.h.attemptsOf(job.deliveryId, 1);
+    expect(attempt).to.include({ attemptNumber: 1, deliveryStatus: 'delivered' });
+    expect(t.sink.requests).to.have.length(1);
+  });
+
+});
+
+describe('deliverer: the lanes at a stop', function () {
+  // One place per source: a source's second job waits for the first one's answer.
+  const t = eachTestDelivererAndSink(() => ({ maxInFlightPerSource: 1 }));
+
+  it('waits for the answers of attempts started from the lanes, and parks the jobs not started for the next deliverer', async function () {
+    const slow = await startHttpSink([respond(200, { delayMs: 400 })]);
+    try {
+      const destination = await t.h.addDestination({ url: slow.url });
+      // One batch of one source: the second job waits for the first one's answer.
+      const [first, second] = [t.h.jobFor(destination.id, { laned: true }), t.h.jobFor(destination.id, { laned: true })];
+      const body = Buffer.from('{}');
+      await t.h.broker.producer().send(LANES_TOPIC, [first, second].map((job) => deliveryJobMessage(job, body).message));
+      await slow.waitForRequests(1, 2000);
+      await t.h.deliverer.stop();
+      // Published before the stop resolved: read back at once.
+      const [attempt] = await t.h.attemptsOf(first.deliveryId, 1, 1000);
+      expect(attempt).to.include({ deliveryStatus: 'delivered', statusCode: 200 });
+      expect(await consumedAll(t.h.broker.admin(), LANES_GROUP, [LANES_TOPIC]), 'the lanes committed past both').to.equal(true);
+      expect(await jobsInOwnTopic(t.h, destination.id), 'the second job parked').to.equal(1);
+
+      const another = await t.h.startAnotherDeliverer();
+      const [next] = await t.h.attemptsOf(second.deliveryId, 1, 5000);
+      expect(next).to.include({ deliveryStatus: 'delivered' });
+      expect(t.h.requestsSent(another)).to.equal(1);
+      expect(slow.requests).to.have.length(2);
+    } finally {
+      await slow.close();
+    }
+  });
+});
