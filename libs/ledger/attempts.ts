@@ -7,19 +7,30 @@ import { eventStatus, type DeliveryState } from './event-status.js';
 /*
  * A batch is written with one statement per kind of write (attempts, deliveries, events, statistics), not
  * one per attempt: on PostgreSQL each statement is a round trip, and per-attempt statements made the
- * recorder the relay's largest cost per event. Rows are locked in id order first (PostgreSQL), so batches
- * of other partitions touching the same deliveries or events never deadlock.
+ * recorder the relay's largest cost per event. The rows a write depends on are locked in id order by the
+ * same statement (PostgreSQL), so batches of other partitions touching the same deliveries or events
+ * never deadlock.
  */
-
-const ATTEMPT_INSERT = {
-  head: `INSERT INTO attempts (id, org_id, delivery_id, event_id, destination_id, attempt_number, started_at, completed_at, ok,
-    status_code, latency_ms, error, error_kind, response_body)`,
-  row: '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  tail: 'ON CONFLICT (id) DO NOTHING RETURNING id',
-};
 
 /** VALUES rows are untyped parameters on PostgreSQL: each column says its type. */
 const valuesRow = (tx: SqlClient, types: string[]) => `(${types.map((type) => (tx.kind === 'postgres' ? `?::${type}` : '?')).join(', ')})`;
+
+/**
+ * Locks what a select reads on PostgreSQL. NO KEY UPDATE is the lock the updates take anyway: FOR UPDATE
+ * would also wait for the key-share locks of foreign-key checks (the search indexer's inserts hold them on
+ * events), and deadlock with them.
+ */
+const forUpdate = (tx: SqlClient) => (tx.kind === 'postgres' ? ' FOR NO KEY UPDATE' : '');
+
+/** The attempts whose delivery still exists (locked), inserted unless recorded before; returns their ids. */
+const attemptInsert = (tx: SqlClient) => ({
+  head: 'WITH v AS (',
+  row: valuesRow(tx, ['varchar', 'varchar', 'varchar', 'varchar', 'varchar', 'integer', 'bigint', 'bigint', 'boolean', 'integer', 'integer', 'text', 'varchar', 'text']),
+  tail: `), live AS (SELECT id FROM deliveries WHERE id IN (SELECT column3 FROM v) ORDER BY id${forUpdate(tx)})
+    INSERT INTO attempts (id, org_id, delivery_id, event_id, destination_id, attempt_number, started_at, completed_at, ok,
+    status_code, latency_ms, error, error_kind, response_body)
+    SELECT v.* FROM v JOIN live ON live.id = v.column3 WHERE true ON CONFLICT (id) DO NOTHING RETURNING id`,
+});
 
 /** Attempts of one delivery are sequential; the guard keeps a redelivered older record from going back. */
 const deliveryUpdate = (tx: SqlClient) => ({
@@ -38,28 +49,16 @@ const eventUpdate = (tx: SqlClient) => ({
 const inList = (values: unknown[]) => values.map(() => '?').join(', ');
 
 /**
- * The ids of these rows that exist, locked in id order on PostgreSQL. NO KEY UPDATE is the lock the
- * updates take anyway: FOR UPDATE would also wait for the key-share locks of foreign-key checks (the
- * search indexer's inserts hold them on events), and deadlock with them.
+ * Inserts the attempts not recorded yet whose delivery still exists (the event, and with it the delivery,
+ * may have been deleted while the attempt was in flight); returns them.
  */
-async function lockExisting(tx: SqlClient, table: 'deliveries' | 'events', ids: string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const sorted = [...new Set(ids)].sort();
-  const lock = tx.kind === 'postgres' ? ' FOR NO KEY UPDATE' : '';
-  const rows = await tx.all<{ id: string }>(`SELECT id FROM ${table} WHERE id IN (${inList(sorted)}) ORDER BY id${lock}`, sorted);
-  return new Set(rows.map((row) => row.id));
-}
-
-/** Inserts the attempts not recorded yet whose delivery still exists; returns them. */
 async function insertAttempts(tx: SqlClient, attempts: AttemptRecord[]): Promise<AttemptRecord[]> {
-  // The event (and with it the delivery) was deleted while this attempt was in flight.
-  const live = await lockExisting(tx, 'deliveries', attempts.map((a) => a.deliveryId));
   const seen = new Set<string>();
-  const candidates = attempts.filter((a) => live.has(a.deliveryId) && !seen.has(a.attemptId) && seen.add(a.attemptId));
-  const rows = candidates.map((a) => [a.attemptId, a.orgId, a.deliveryId, a.eventId, a.destinationId, a.attemptNumber, a.startedAt, a.completedAt,
+  const unique = attempts.filter((a) => !seen.has(a.attemptId) && seen.add(a.attemptId));
+  const rows = unique.map((a) => [a.attemptId, a.orgId, a.deliveryId, a.eventId, a.destinationId, a.attemptNumber, a.startedAt, a.completedAt,
     tx.bool(a.ok), a.statusCode, Math.round(a.latencyMs), a.error, a.errorKind, a.responseBody]);
-  const inserted = new Set((await allForRows<{ id: string }>(tx, ATTEMPT_INSERT, rows)).map((row) => row.id));
-  return candidates.filter((a) => inserted.has(a.attemptId));
+  const inserted = new Set((await allForRows<{ id: string }>(tx, attemptInsert(tx), rows)).map((row) => row.id));
+  return unique.filter((a) => inserted.has(a.attemptId));
 }
 
 /** Each delivery takes the state of its latest attempt among `attempts`, unless it already holds a later one. */
@@ -73,14 +72,21 @@ async function updateDeliveries(tx: SqlClient, attempts: AttemptRecord[]): Promi
 
 /** Sets the events' status and counters from their deliveries (also after a replay adds or drops some). */
 export async function refreshEvents(tx: SqlClient, eventIds: string[]): Promise<void> {
-  const existing = [...(await lockExisting(tx, 'events', eventIds))];
-  if (existing.length === 0) return;
-  const deliveries = await tx.all<DeliveryState & { eventId: string }>(
-    `SELECT event_id AS "eventId", id, destination_id AS "destinationId", status FROM deliveries WHERE event_id IN (${inList(existing)})`,
-    existing,
+  const ids = [...new Set(eventIds)].sort();
+  if (ids.length === 0) return;
+  // The events that exist, locked in id order, with their deliveries: one statement.
+  const found = await tx.all<{ eventId: string } & { [K in keyof DeliveryState]: DeliveryState[K] | null }>(
+    `SELECT e.id AS "eventId", d.id, d.destination_id AS "destinationId", d.status
+     FROM (SELECT id FROM events WHERE id IN (${inList(ids)}) ORDER BY id${forUpdate(tx)}) AS e LEFT JOIN deliveries d ON d.event_id = e.id`,
+    ids,
   );
-  const byEvent = new Map<string, DeliveryState[]>(existing.map((id) => [id, []]));
-  for (const delivery of deliveries) byEvent.get(delivery.eventId)!.push(delivery);
+  const byEvent = new Map<string, DeliveryState[]>();
+  for (const { eventId, id, destinationId, status } of found) {
+    const states = byEvent.get(eventId) ?? [];
+    byEvent.set(eventId, states);
+    if (id !== null && destinationId !== null && status !== null) states.push({ id, destinationId, status });
+  }
+  if (byEvent.size === 0) return;
   const rows = [...byEvent].map(([eventId, states]) => [
     eventId,
     eventStatus(states),
