@@ -212,11 +212,15 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       expect(probe.handled.map((record) => record.value.toString())).to.deep.equal(['m0', 'm1', 'm2', 'm3', 'm4']);
     });
 
-    it('reads a partition on while a handled batch\'s work goes on, and commits past it only once that work is complete', async function () {
+    /**
+     * A consumer on a new topic whose first batch leaves work running (`work`), with two records sent
+     * to `partition` and handled; `committed` reads the group's commit there.
+     */
+    async function firstBatchLeavingWork(partition: number) {
       const broker = await open();
       const topic = await freshTopic(broker);
       const groupId = uniqueName('group');
-      const key = keyFor(1, PARTITIONS);
+      const key = keyFor(partition, PARTITIONS);
       const work = settleLater();
       let first = true;
       const probe = new Probe(broker, { groupId, topics: [topic] }, (batch): BatchOutcome | void => {
@@ -227,37 +231,30 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       await probe.start();
       await broker.producer().send(topic, range(2).map((i) => message(key, `m${i}`)));
       await waitFor('the first batch', () => probe.handled.length === 2, isTrue, CONTRACT_WAIT_MS, 10);
-      await broker.producer().send(topic, range(3).map((i) => message(key, `n${i}`)));
+      const committed = async () => (await broker.admin().lag(groupId, [topic])).find((item) => item.partition === partition)?.committed;
+      const sendLater = (values: string[]) => broker.producer().send(topic, values.map((value) => message(key, value)));
+      const handledValues = () => probe.handled.map((record) => record.value.toString());
+      return { probe, work, committed, sendLater, handledValues };
+    }
+
+    it('reads a partition on while a handled batch\'s work goes on, and commits past it only once that work is complete', async function () {
+      const { probe, work, committed, sendLater, handledValues } = await firstBatchLeavingWork(1);
+      await sendLater(['n0', 'n1', 'n2']);
       await waitFor('the later records while the first batch\'s work goes on', () => probe.handled.length === 5, isTrue, CONTRACT_WAIT_MS, 10);
-      const committedOf = async () => (await broker.admin().lag(groupId, [topic])).find((item) => item.partition === 1)?.committed;
-      expect(await committedOf()).to.equal('-1');
+      expect(await committed()).to.equal('-1');
       work.resolve();
-      await waitFor('the commit past every record', committedOf, (committed) => committed === '5', CONTRACT_WAIT_MS, 20);
-      expect(probe.handled.map((record) => record.value.toString())).to.deep.equal(['m0', 'm1', 'n0', 'n1', 'n2']);
+      await waitFor('the commit past every record', committed, (offset) => offset === '5', CONTRACT_WAIT_MS, 20);
+      expect(handledValues()).to.deep.equal(['m0', 'm1', 'n0', 'n1', 'n2']);
     });
 
     it('reads a partition again from a handled batch whose work failed, the batches after it included', async function () {
-      const broker = await open();
-      const topic = await freshTopic(broker);
-      const groupId = uniqueName('group');
-      const key = keyFor(0, PARTITIONS);
-      const work = settleLater();
-      let first = true;
-      const probe = new Probe(broker, { groupId, topics: [topic] }, (batch): BatchOutcome | void => {
-        if (!first) return undefined;
-        first = false;
-        return { handled: batch.records.length, completion: work.promise };
-      });
-      await probe.start();
-      await broker.producer().send(topic, range(2).map((i) => message(key, `m${i}`)));
-      await waitFor('the first batch', () => probe.handled.length === 2, isTrue, CONTRACT_WAIT_MS, 10);
-      await broker.producer().send(topic, [message(key, 'n0')]);
+      const { probe, work, committed, sendLater, handledValues } = await firstBatchLeavingWork(0);
+      await sendLater(['n0']);
       await waitFor('the later record', () => probe.handled.length === 3, isTrue, CONTRACT_WAIT_MS, 10);
       work.reject(new Error('the work could not be finished'));
       await waitFor('every record read again', () => probe.handled.length === 6, isTrue, CONTRACT_WAIT_MS, 10);
-      expect(probe.handled.map((record) => record.value.toString())).to.deep.equal(['m0', 'm1', 'n0', 'm0', 'm1', 'n0']);
-      const committedOf = async () => (await broker.admin().lag(groupId, [topic])).find((item) => item.partition === 0)?.committed;
-      await waitFor('the commit past every record', committedOf, (committed) => committed === '3', CONTRACT_WAIT_MS, 20);
+      expect(handledValues()).to.deep.equal(['m0', 'm1', 'n0', 'm0', 'm1', 'n0']);
+      await waitFor('the commit past every record', committed, (offset) => offset === '3', CONTRACT_WAIT_MS, 20);
     });
 
     it('keeps delivering every other partition while one partition\'s handler is still busy', async function () {
