@@ -32,10 +32,14 @@ import {
 } from '../../libs/pipeline/topology.js';
 
 /**
- * A destination may have this many jobs per connection place in flight from the lanes; beyond that (it
- * hangs or cannot keep up) its jobs are parked in its own topic instead.
+ * A destination may have this many jobs per connection place in flight from the lanes (1,024 by default);
+ * beyond that (it hangs or cannot keep up) its jobs are parked in its own topic instead. Not fewer: a
+ * healthy destination's moment of slowness (at 800/s, 4 per place parked jobs of a warming relay, whose
+ * topic then waited ~4 s for the group to take it in) should slow it, not park it.
  */
-const LANE_RECORDS_PER_PLACE = 4;
+const LANE_RECORDS_PER_DESTINATION_PLACE = 16;
+/** Jobs of all destinations in flight from the lanes, per place of the process (16,384 by default): past it the lanes wait. */
+const LANE_RECORDS_PER_PROCESS_PLACE = 64;
 
 /** How often the breakers and rate buckets of destinations no longer sent to are dropped. */
 export const IDLE_STATE_SWEEP_MS = 60_000;
@@ -304,8 +308,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       handleLaneBatch = createLaneJobsHandler({
         handleDestinationBatch,
         park,
-        maxRecordsInFlightPerDestination: LANE_RECORDS_PER_PLACE * maxInFlightPerDestination,
-        maxRecordsInFlight: LANE_RECORDS_PER_PLACE * maxInFlight,
+        maxRecordsInFlightPerDestination: LANE_RECORDS_PER_DESTINATION_PLACE * maxInFlightPerDestination,
+        maxRecordsInFlight: LANE_RECORDS_PER_PROCESS_PLACE * maxInFlight,
         logger,
       });
       handleRetryBatch = createRetryTierHandler({ producer: broker.producer(), reporter, holds: retryHolds, now, stopping: isStopping });

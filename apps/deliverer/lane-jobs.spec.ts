@@ -76,6 +76,20 @@ describe('deliverer: the lanes', function () {
     await waitFor('the commit past both jobs', () => laneLag(t.h, partition), (lag) => lag === 0, 5000, 10);
   });
 
+  it('parks the jobs of a destination too far behind, while another on the same lane partition is served', async function () {
+    const slow = await t.h.addDestination({ url: hanging.url, timeoutMs: 5000 });
+    const healthy = await onSamePartitionAs(slow.id);
+    const body = Buffer.from('{}');
+    // More than its 1,024 jobs in flight (16 per connection place, 64 places).
+    const jobs = Array.from({ length: 1100 }, () => deliveryJobMessage(t.h.jobFor(slow.id, { laned: true }), body).message);
+    await t.h.broker.producer().send(LANES_TOPIC, jobs);
+    await waitFor('the jobs past the bound parked', () => jobsInOwnTopic(t.h, slow.id), (parked) => parked >= 1100 - 1024, 5000, 10);
+    const job = await publishLaneJob(t.h, healthy.id);
+    const [attempt] = await t.h.attemptsOf(job.deliveryId, 1, 2000);
+    expect(attempt).to.include({ deliveryStatus: 'delivered' });
+    expect(await jobsInOwnTopic(t.h, slow.id)).to.be.at.most(1100 - 64);
+  });
+
   it('sends each job once from the lanes and never copies it to the destination\'s own topic', async function () {
     const destination = await t.h.addDestination({ url: t.sink.url });
     const jobs: DeliveryJob[] = [];
