@@ -255,7 +255,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       const read = new Set([...RETRY_TIER_TOPICS, DEAD_LETTER_TOPIC, LANES_TOPIC]);
       await broker.admin().ensureTopics(CORE_TOPICS.filter(({ topic }) => read.has(topic)));
       // The handlers pause their own consumer, so they are made once it exists (before it starts).
-      let handleDestinationBatch: ((batch: RecordBatch) => Promise<BatchOutcome>) | undefined;
+      let handleDestinationBatch: ReturnType<typeof createDestinationBatchHandler> | undefined;
       let handleRetryBatch: ((batch: RecordBatch) => Promise<BatchOutcome>) | undefined;
       let handleLaneBatch: ((batch: RecordBatch) => Promise<BatchOutcome>) | undefined;
       const destinations = broker.consumer({

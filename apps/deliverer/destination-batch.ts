@@ -60,9 +60,9 @@ interface Launch {
 const STOP: Launch = { stop: true };
 
 /** A record of the batch with its job decoded once, or the reason it could not be. */
-type ReadRecord = { record: BrokerRecord; decoded: { job: DeliveryJob; body: Buffer }; error?: undefined } | { record: BrokerRecord; decoded?: undefined; error: unknown };
+export type ReadRecord = { record: BrokerRecord; decoded: { job: DeliveryJob; body: Buffer }; error?: undefined } | { record: BrokerRecord; decoded?: undefined; error: unknown };
 
-function readRecords(records: readonly BrokerRecord[]): ReadRecord[] {
+export function readRecords(records: readonly BrokerRecord[]): ReadRecord[] {
   return records.map((record) => {
     try {
       return { record, decoded: decodeDeliveryJob(record) };
@@ -211,23 +211,24 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
 
   const windowsByTopic = new Map<string, { windows: SourceWindows; batches: number }>();
 
-  return async function handleDestinationBatch(batch: RecordBatch): Promise<BatchOutcome> {
+  /** `read`: the batch's records already decoded, in order (the lanes decode them to split a batch). */
+  return async function handleDestinationBatch(batch: RecordBatch, read: readonly ReadRecord[] = readRecords(batch.records)): Promise<BatchOutcome> {
     const shared = windowsByTopic.get(batch.topic) ?? { windows: new KeyedConcurrencyLimits(deps.maxInFlightPerSource), batches: 0 };
     shared.batches += 1;
     windowsByTopic.set(batch.topic, shared);
     try {
-      return await handleBatch(batch, shared.windows);
+      return await handleBatch(batch, read, shared.windows);
     } finally {
       shared.batches -= 1;
       if (shared.batches === 0) windowsByTopic.delete(batch.topic);
     }
   };
 
-  async function handleBatch(batch: RecordBatch, windows: SourceWindows): Promise<BatchOutcome> {
+  async function handleBatch(batch: RecordBatch, read: readonly ReadRecord[], windows: SourceWindows): Promise<BatchOutcome> {
     const tasks: Promise<TaskResult>[] = [];
     let launchError: unknown;
     try {
-      for (const record of readRecords(batch.records)) {
+      for (const record of read) {
         const { task, stop } = await launch(batch, record, windows);
         if (task) {
           // Observed below, once every record is started; until then a failure must not count as unhandled.

@@ -6,6 +6,9 @@ import { hang, respond, startHttpSink, type HttpSink } from '../../libs/testing/
 import { eachTestDelivererAndSink, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
 import { DELIVERER_GROUP, destinationTopic, LANES_GROUP, LANES_PARTITIONS, LANES_TOPIC } from '../../libs/pipeline/topology.js';
+import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
+import type { BrokerRecord, RecordBatch } from '../../libs/broker/broker.js';
+import { createLaneJobsHandler } from './lane-jobs.js';
 
 /** Publishes a first attempt to the lanes, as the router does on Kafka for a destination without ordering. */
 async function publishLaneJob(h: DelivererHarness, destinationId: string, overrides: Partial<DeliveryJob> = {}): Promise<DeliveryJob> {
@@ -102,6 +105,20 @@ describe('deliverer: the lanes', function () {
     expect(await jobsInOwnTopic(t.h, destination.id)).to.equal(0);
   });
 
+  it('sends an unreadable record to relay.dead and delivers the job beside it', async function () {
+    const destination = await t.h.addDestination({ url: t.sink.url });
+    const job = t.h.jobFor(destination.id, { laned: true });
+    const readable = deliveryJobMessage(job, Buffer.from('{}')).message;
+    // Same key, so same partition and one batch.
+    await t.h.broker.producer().send(LANES_TOPIC, [{ key: readable.key, value: Buffer.from('no job header') }, readable]);
+
+    const [dead] = await t.h.dead.waitFor(1);
+    expect(dead!.headers[DEAD_REASON_HEADER]).to.equal('malformed_record');
+    const [attempt] = await t.h.attemptsOf(job.deliveryId, 1);
+    expect(attempt).to.include({ deliveryStatus: 'delivered' });
+    await waitFor('the lanes committed', () => consumedAll(t.h.broker.admin(), LANES_GROUP, [LANES_TOPIC]), isTrue, 5000, 10);
+  });
+
   it('parks the jobs of a disabled destination in its own topic, and sends them from there once it is enabled', async function () {
     const destination = await t.h.addDestination({ url: t.sink.url, enabled: false });
     const job = await publishLaneJob(t.h, destination.id);
@@ -146,5 +163,57 @@ describe('deliverer: the lanes at a stop', function () {
     } finally {
       await slow.close();
     }
+  });
+});
+
+describe('deliverer: a lane batch whose unreadable records do not all reach relay.dead', function () {
+  const record = (offset: string, key: string, value: Buffer, headers: Record<string, string> = {}): BrokerRecord => ({
+    topic: LANES_TOPIC,
+    partition: 0,
+    offset,
+    key,
+    value,
+    headers,
+    timestamp: 0,
+  });
+
+  it('is read again whole, and none of its jobs is attempted or parked', async function () {
+    const batchesHandled: string[] = [];
+    const handleLaneBatch = createLaneJobsHandler({
+      // As at a stop: the destination handler starts none of them.
+      async handleDestinationBatch(batch) {
+        batchesHandled.push(batch.topic);
+        return { handled: 0 };
+      },
+      async park(topic) {
+        batchesHandled.push(`parked in ${topic}`);
+      },
+      maxRecordsInFlightPerDestination: 16,
+      maxRecordsInFlight: 64,
+      logger: { info() {}, warn() {}, error() {} },
+    });
+    const job: DeliveryJob = {
+      deliveryId: 'dlv_1',
+      eventId: 'evt_1',
+      orgId: 'org_1',
+      sourceId: 'src_1',
+      destinationId: 'dst_1',
+      attemptNumber: 1,
+      dueAt: 0,
+      contentType: 'application/json',
+      providerHeaders: {},
+      signatureValid: true,
+      receivedAt: 0,
+      laned: true,
+    };
+    const { message } = deliveryJobMessage(job, Buffer.from('{}'));
+    const batch: RecordBatch = {
+      topic: LANES_TOPIC,
+      partition: 0,
+      records: [record('0', 'dst_1', Buffer.from('no job header')), record('1', 'dst_1', message.value, message.headers)],
+    };
+
+    expect(await handleLaneBatch(batch)).to.deep.equal({ handled: 0 });
+    expect(batchesHandled, 'only the unreadable record was handed on').to.deep.equal([LANES_TOPIC]);
   });
 });

@@ -1,14 +1,14 @@
 import type { BatchOutcome, BrokerRecord, RecordBatch } from '../../libs/broker/broker.js';
-import { decodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { destinationTopic } from '../../libs/pipeline/topology.js';
-import type { DelivererLogger } from './destination-batch.js';
+import { readRecords, type DelivererLogger, type ReadRecord } from './destination-batch.js';
 
 export interface LaneJobsDeps {
   /**
    * The destination topics' handler: it sees each destination's records as a batch of that destination's
    * topic and says how many (a prefix) it attempted; the rest had to wait (held, or shutting down).
+   * `read`: the batch's records as the lane decoded them, so that none is decoded twice.
    */
-  handleDestinationBatch(batch: RecordBatch): Promise<BatchOutcome>;
+  handleDestinationBatch(batch: RecordBatch, read: readonly ReadRecord[]): Promise<BatchOutcome>;
   /** Moves jobs that must wait to their destination's own topic (`relay.dst.<id>`), creating and subscribing to it. */
   park(topic: string, records: BrokerRecord[]): Promise<void>;
   /**
@@ -55,10 +55,11 @@ export function createLaneJobsHandler(deps: LaneJobsDeps) {
   }
 
   /** A part attempted here; what it did not start is parked. */
-  async function attempt(topic: string, records: BrokerRecord[], partition: number): Promise<void> {
+  async function attempt(topic: string, part: ReadRecord[], partition: number): Promise<void> {
+    const records = part.map(({ record }) => record);
     let handled = 0;
     try {
-      ({ handled } = await deps.handleDestinationBatch({ topic, partition, records }));
+      ({ handled } = await deps.handleDestinationBatch({ topic, partition, records }, part));
     } catch (error) {
       deps.logger.warn({ topic, err: error }, 'Lane jobs failed here; they are parked in their own topic');
     }
@@ -68,35 +69,32 @@ export function createLaneJobsHandler(deps: LaneJobsDeps) {
   return async function handleLaneBatch(batch: RecordBatch): Promise<BatchOutcome> {
     // Read on only as the work in hand finishes: bounds what a lane holds in memory.
     while (inFlight >= deps.maxRecordsInFlight && running.size > 0) await Promise.race(running);
-    const parts = new Map<string, BrokerRecord[]>();
-    const unreadable: BrokerRecord[] = [];
-    for (const record of batch.records) {
-      const job = readJob(record);
-      if (!job) {
-        unreadable.push(record);
+    const parts = new Map<string, ReadRecord[]>();
+    const unreadable: ReadRecord[] = [];
+    for (const read of readRecords(batch.records)) {
+      if (!read.decoded) {
+        unreadable.push(read);
         continue;
       }
-      const topic = destinationTopic(job.destinationId);
+      const topic = destinationTopic(read.decoded.job.destinationId);
       // Keyed by source again, as in a destination topic (source windows and order go by the key).
-      const asInItsTopic = { ...record, topic, key: job.sourceId };
+      const asInItsTopic = { record: { ...read.record, topic, key: read.decoded.job.sourceId }, decoded: read.decoded };
       const part = parts.get(topic);
       if (part) part.push(asInItsTopic);
       else parts.set(topic, [asInItsTopic]);
     }
-    // A job that cannot be read is handled as in a destination topic: it goes to relay.dead.
-    if (unreadable.length > 0) await deps.handleDestinationBatch({ topic: batch.topic, partition: batch.partition, records: unreadable });
-    const work = [...parts].map(([topic, records]) => {
-      const farBehind = (inFlightByTopic.get(topic) ?? 0) + records.length > deps.maxRecordsInFlightPerDestination;
-      return track(topic, records.length, farBehind ? deps.park(topic, records) : attempt(topic, records, batch.partition));
+    // A job that cannot be read is handled as in a destination topic: it goes to relay.dead. Should some
+    // not get there (a stop, a failed publish), nothing has started yet: the whole batch is read again.
+    if (unreadable.length > 0) {
+      const records = unreadable.map(({ record }) => record);
+      const { handled } = await deps.handleDestinationBatch({ topic: batch.topic, partition: batch.partition, records }, unreadable);
+      if (handled < unreadable.length) return { handled: 0 };
+    }
+    const work = [...parts].map(([topic, part]) => {
+      const farBehind = (inFlightByTopic.get(topic) ?? 0) + part.length > deps.maxRecordsInFlightPerDestination;
+      const records = () => part.map(({ record }) => record);
+      return track(topic, part.length, farBehind ? deps.park(topic, records()) : attempt(topic, part, batch.partition));
     });
     return { handled: batch.records.length, completion: Promise.all(work).then(() => undefined) };
   };
-}
-
-function readJob(record: BrokerRecord): DeliveryJob | undefined {
-  try {
-    return decodeDeliveryJob(record).job;
-  } catch {
-    return undefined;
-  }
 }
