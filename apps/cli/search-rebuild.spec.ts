@@ -30,7 +30,10 @@ describeEachStore('relay search rebuild', (target) => {
     withStore(async ({ sql }) => {
       const rows =
         sql.kind === 'postgres'
-          ? await sql.all<{ id: string }>('SELECT event_id AS id FROM events_search WHERE payload_text LIKE ? ORDER BY event_id', [`%${term}%`])
+          ? await sql.all<{ id: string }>(
+              'SELECT id FROM events WHERE payload_text LIKE ? AND id IN (SELECT unnest(event_ids) FROM search_chunks WHERE payload_text LIKE ?) ORDER BY id',
+              [`%${term}%`, `%${term}%`],
+            )
           : await sql.all<{ id: string }>('SELECT id FROM events WHERE rowid IN (SELECT rowid FROM events_search WHERE events_search MATCH ?) ORDER BY id', [trigramQuery(term)]);
       return rows.map((row) => row.id);
     });
@@ -61,7 +64,7 @@ describeEachStore('relay search rebuild', (target) => {
 
   it('rebuilds a lost index from the stored events of an existing data directory', async function () {
     this.timeout(60_000);
-    await withStore(({ sql }) => sql.run(sql.kind === 'postgres' ? 'DELETE FROM events_search' : "INSERT INTO events_search (events_search) VALUES ('delete-all')"));
+    await withStore(({ sql }) => sql.run(sql.kind === 'postgres' ? 'DELETE FROM search_chunks' : "INSERT INTO events_search (events_search) VALUES ('delete-all')"));
     expect(await inIndex('rebuild-order')).to.deep.equal([]);
 
     const result = await runCli(location, ['search', 'rebuild']);

@@ -25,6 +25,7 @@ import { DedupClaimBatchFunction1795305600016 } from './migrations/0017-dedup-cl
 import { SearchIndexAutomerge1795305600017 } from './migrations/0018-search-index-automerge.js';
 import { SearchIndexDetailNone1795305600018 } from './migrations/0019-search-index-detail-none.js';
 import { DropHandedOverAttempts1795305600019 } from './migrations/0020-drop-handed-over-attempts.js';
+import { SearchChunks1795305600020 } from './migrations/0021-search-chunks.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -55,6 +56,7 @@ export const FOUNDATION_MIGRATIONS = [
   SearchIndexAutomerge1795305600017,
   SearchIndexDetailNone1795305600018,
   DropHandedOverAttempts1795305600019,
+  SearchChunks1795305600020,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';

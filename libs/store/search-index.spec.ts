@@ -4,6 +4,7 @@ import { describeEachStore } from '../testing/store-targets.js';
 import { indexAllPending, indexSearchBatch, rarePart, resetSearchIndex, searchIndexLag, searchMatches, searchBatchSize, trigramQuery } from './search-index.js';
 import type { SqlClient } from './sql-client.js';
 import { SearchIndexDetailNone1795305600018 } from './migrations/0019-search-index-detail-none.js';
+import { SearchChunks1795305600020 } from './migrations/0021-search-chunks.js';
 import { insertEventRow, openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
 
 describeEachStore('Search index, kept behind the insert', (target) => {
@@ -33,14 +34,21 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     return rows.map((row) => row.id);
   }
 
-  /** The events the index itself holds for `term` (nothing of the unindexed tail). */
+  /** The events the index itself finds for `term` (nothing of the unindexed tail); PostgreSQL's chunks' events are checked for it. */
   async function inIndex(term: string): Promise<string[]> {
     const rows =
       sql.kind === 'postgres'
-        ? await sql.all<{ id: string }>("SELECT event_id AS id FROM events_search WHERE payload_text ILIKE ? ORDER BY event_id", [`%${term}%`])
+        ? await sql.all<{ id: string }>(
+            'SELECT id FROM events WHERE payload_text ILIKE ? AND id IN (SELECT unnest(event_ids) FROM search_chunks WHERE payload_text ILIKE ?) ORDER BY id',
+            [`%${term}%`, `%${term}%`],
+          )
         : await sql.all<{ id: string }>('SELECT id FROM events WHERE rowid IN (SELECT rowid FROM events_search WHERE events_search MATCH ?) ORDER BY id', [trigramQuery(term)]);
     return rows.map((row) => row.id);
   }
+
+  /** PostgreSQL: the indexed chunks whose text still holds `term`, whichever events they name. */
+  const chunksHolding = async (term: string) =>
+    Number((await sql.all<{ n: string }>('SELECT COUNT(*) AS n FROM search_chunks WHERE payload_text ILIKE ?', [`%${term}%`]))[0]!.n);
 
   it('stores an event without indexing it; the next batch indexes it', async () => {
     const id = await storeEvent('{"customer":"alice@example.com"}');
@@ -75,7 +83,9 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     const holder = await storeEvent('{"code":"abcd"}');
     const scattered = await storeEvent('{"codes":["abc","bcd"]}');
     await indexAllPending(sql);
+    // SQLite: the index finds both; PostgreSQL: one chunk holds both texts.
     if (target.name === 'sqlite') expect(await inIndex('abcd')).to.deep.equal([holder, scattered].sort());
+    else expect(await chunksHolding('abc')).to.equal(1);
     expect(await found('abcd')).to.deep.equal([holder]);
   });
 
@@ -131,6 +141,23 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     expect(await searchIndexLag(sql)).to.equal(0);
     expect(await indexAllPending(sql)).to.equal(0);
     expect(await inIndex('doomed')).to.deep.equal([]);
+    if (sql.kind === 'postgres') expect(await chunksHolding('doomed'), 'no text outlives its event').to.equal(0);
+  });
+
+  if (target.name === 'postgres') it('indexes the other events of a chunk again when one of them is deleted or expires', async () => {
+    const [deleted, expired, kept] = [await storeEvent('{"kind":"chunked","n":1}'), await storeEvent('{"kind":"chunked","n":2}'), await storeEvent('{"kind":"chunked","n":3}')];
+    await indexAllPending(sql);
+    expect(await sql.all('SELECT id FROM search_chunks')).to.have.length(1);
+    await sql.run('DELETE FROM events WHERE id = ?', [deleted]);
+    expect(await searchIndexLag(sql), 'the two left are back in the queue').to.equal(2);
+    await indexAllPending(sql);
+    await sql.run('UPDATE events SET payload_text = NULL WHERE id = ?', [expired]);
+    expect(await searchIndexLag(sql)).to.equal(1);
+    expect(await found('chunked')).to.deep.equal([kept]);
+    await indexAllPending(sql);
+    expect(await inIndex('chunked')).to.deep.equal([kept]);
+    expect(await chunksHolding('"n":1'), 'the deleted text is gone').to.equal(0);
+    expect(await chunksHolding('"n":2'), 'the expired text is gone').to.equal(0);
   });
 
   it('indexes an event stored after the newest ones were deleted (SQLite reuses their rowid)', async () => {
@@ -139,7 +166,8 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     await indexAllPending(sql);
     await sql.run('DELETE FROM events WHERE id = ?', [newest]);
     const next = await storeEvent('{"kind":"arrived later"}');
-    expect(await searchIndexLag(sql)).to.equal(1);
+    // PostgreSQL: the kept event shared the deleted one's chunk, so it is queued again beside the new one.
+    expect(await searchIndexLag(sql)).to.equal(sql.kind === 'postgres' ? 2 : 1);
     await indexAllPending(sql);
     expect(await inIndex('arrived later')).to.deep.equal([next]);
     expect(await inIndex('removed')).to.deep.equal([]);
@@ -152,6 +180,7 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     await sql.run('UPDATE events SET payload_text = NULL WHERE id IN (?, ?)', [indexed, tail]);
     await indexAllPending(sql);
     expect(await inIndex('expiring')).to.deep.equal([]);
+    if (sql.kind === 'postgres') expect(await chunksHolding('expiring')).to.equal(0);
     expect(await found('expiring')).to.deep.equal([]);
     expect(await searchIndexLag(sql)).to.equal(0);
   });
@@ -159,7 +188,7 @@ describeEachStore('Search index, kept behind the insert', (target) => {
   it('rebuilds the index from the stored events after it was lost', async () => {
     const ids = [await storeEvent('{"kind":"rebuilt"}'), await storeEvent('{"kind":"rebuilt"}'), await storeEvent(null)];
     await indexAllPending(sql);
-    await sql.run(sql.kind === 'postgres' ? 'DELETE FROM events_search' : "INSERT INTO events_search (events_search) VALUES ('delete-all')");
+    await sql.run(sql.kind === 'postgres' ? 'DELETE FROM search_chunks' : "INSERT INTO events_search (events_search) VALUES ('delete-all')");
     expect(await inIndex('rebuilt')).to.deep.equal([]);
     await resetSearchIndex(sql);
     // SQLite walks every event, PostgreSQL queues only those with a text.
@@ -168,6 +197,27 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     await indexAllPending(sql);
     expect(await inIndex('rebuilt')).to.deep.equal(ids.slice(0, 2).sort());
     expect(await searchIndexLag(sql)).to.equal(0);
+  });
+
+  if (target.name === 'postgres') describe('migration 0021: chunks of events', () => {
+    it('queues the events of the index of a row each again, found meanwhile, and indexes them in chunks', async () => {
+      const ids = [await storeEvent('{"kind":"rechunked"}'), await storeEvent('{"kind":"rechunked"}')];
+      const migration = new SearchChunks1795305600020();
+      const runner = fixture.store.dataSource.createQueryRunner();
+      try {
+        await migration.down(runner);
+        await sql.run('DELETE FROM search_pending');
+        await sql.run('INSERT INTO events_search (event_id, org_id, payload_text) SELECT id, org_id, payload_text FROM events');
+        await migration.up(runner);
+      } finally {
+        await runner.release();
+      }
+      expect(await searchIndexLag(sql)).to.equal(2);
+      expect(await found('rechunked'), 'found meanwhile, as the unindexed tail').to.deep.equal(ids.sort());
+      await indexAllPending(sql);
+      expect(await inIndex('rechunked')).to.deep.equal(ids.sort());
+      expect(await sql.all('SELECT id FROM search_chunks')).to.have.length(1);
+    });
   });
 
   // FTS5's layout; PostgreSQL's trigram index has no such setting.

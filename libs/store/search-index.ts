@@ -7,8 +7,9 @@ import type { SqlClient } from './sql-client.js';
  * triggers are migration 0012's; SQLite's index layout is migration 0019's.
  *
  * SQLite: events up to the rowid `search_index_state.indexed_through` are in the FTS5 table
- * `events_search`; the later ones are the unindexed tail. PostgreSQL: `events_search` holds the indexed
- * texts, `search_pending` the ids of events whose text is not indexed yet.
+ * `events_search`; the later ones are the unindexed tail. PostgreSQL: `search_chunks` holds the indexed
+ * texts, up to `PG_CHUNK_EVENTS` events of one organization a row (migration 0021), `search_pending` the
+ * ids of events whose text is not indexed yet.
  */
 
 /**
@@ -19,22 +20,33 @@ import type { SqlClient } from './sql-client.js';
  */
 export const searchBatchSize = (sql: Pick<SqlClient, 'kind'>) => (sql.kind === 'postgres' ? 256 : 16);
 
+/**
+ * PostgreSQL: events whose texts share one row of the trigram index. Their shared trigrams are one entry,
+ * not one each: the indexer took 156-238 µs of CPU an event with 8 or 16 a row against 277-328 with one
+ * (relay and server, 1 KB code-host payloads), but a search fetches every event of each chunk it finds
+ * to check it, and 16 made a rare term's search 60% slower where 8 left it as it was (docs/DECISIONS.md).
+ */
+export const PG_CHUNK_EVENTS = 8;
+
 /** Indexes up to `limit` events not yet indexed, oldest first; returns how many it took. */
 export async function indexSearchBatch(sql: SqlClient, limit = searchBatchSize(sql)): Promise<number> {
   if (sql.kind === 'postgres') {
     // One statement, atomic on its own: no BEGIN and COMMIT round trips around it. Event ids are ULIDs,
     // so their order is (about) the order events were received. SKIP LOCKED: indexers in several router
-    // processes take different events.
+    // processes take different events. A chunk's texts are joined by a line feed; a term that spans two
+    // of them is left out by the check of each event's own text (searchMatches).
     const [row] = await sql.all<{ taken: string | number }>(
       `WITH taken AS (
          DELETE FROM search_pending WHERE event_id IN (SELECT event_id FROM search_pending ORDER BY event_id LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING event_id
+       ), texts AS (
+         SELECT e.id, e.org_id, e.payload_text, (row_number() OVER (PARTITION BY e.org_id ORDER BY e.id) - 1) / ? AS chunk
+         FROM events e JOIN taken t ON t.event_id = e.id WHERE e.payload_text IS NOT NULL
        ), indexed AS (
-         INSERT INTO events_search (event_id, org_id, payload_text)
-         SELECT e.id, e.org_id, e.payload_text FROM events e JOIN taken t ON t.event_id = e.id WHERE e.payload_text IS NOT NULL
-         ON CONFLICT (event_id) DO UPDATE SET payload_text = EXCLUDED.payload_text
+         INSERT INTO search_chunks (org_id, event_ids, payload_text)
+         SELECT org_id, array_agg(id ORDER BY id), string_agg(payload_text, E'\n' ORDER BY id) FROM texts GROUP BY org_id, chunk
        )
        SELECT COUNT(*) AS taken FROM taken`,
-      [limit],
+      [limit, PG_CHUNK_EVENTS],
     );
     return Number(row?.taken ?? 0);
   }
@@ -91,7 +103,7 @@ export async function indexAllPending(sql: SqlClient, loop: IndexingLoop = {}): 
 export function resetSearchIndex(sql: SqlClient): Promise<void> {
   return sql.transaction(async (tx) => {
     if (tx.kind === 'postgres') {
-      await tx.run('DELETE FROM events_search');
+      await tx.run('DELETE FROM search_chunks');
       await tx.run('INSERT INTO search_pending (event_id) SELECT id FROM events WHERE payload_text IS NOT NULL ON CONFLICT DO NOTHING');
     } else await recreateSqliteSearchIndex((statement) => tx.run(statement));
   });
@@ -137,25 +149,19 @@ export async function rarePart(sql: SqlClient, orgId: string, text: string): Pro
  * The keys (`column`, selected as `match_key`) of the organization's events whose payload text holds `text`, case-insensitively:
  * those the index finds, and those of the unindexed tail, checked one by one (few, while the indexer
  * keeps up). Null on SQLite for a term shorter than a trigram, which no index answers. The index is
- * asked for `part` (a part of `text`: rarePart); each event it finds is checked for `text` when `part`
- * is shorter, and always on SQLite, whose index may hold no trigram positions (migration 0019).
+ * asked for `part` (a part of `text`: rarePart); each event it finds is checked for `text` in its own
+ * text, as SQLite's index holds no trigram positions (migration 0019) and PostgreSQL's finds chunks of
+ * several events (migration 0021).
  */
 export function searchMatches(sql: SqlClient, orgId: string, text: string, part = text): { column: string; query: string; params: unknown[] } | null {
   if (sql.kind === 'postgres') {
     const pattern = likePattern(text);
     const tail = `SELECT p.event_id AS match_key FROM search_pending p JOIN events t ON t.id = p.event_id WHERE t.org_id = ? AND t.payload_text ILIKE ? ESCAPE '\\'`;
-    if (part === text) {
-      return {
-        column: 'e.id',
-        query: `SELECT event_id AS match_key FROM events_search WHERE org_id = ? AND payload_text ILIKE ? ESCAPE '\\' UNION ALL ${tail}`,
-        params: [orgId, pattern, orgId, pattern],
-      };
-    }
-    // OFFSET 0 keeps the whole term's pattern out of the index scan, which would read every trigram again.
+    // The chunks holding `part`, then each of their events holding `text` in its own text.
     return {
       column: 'e.id',
-      query: `SELECT c.event_id AS match_key FROM (SELECT event_id, payload_text FROM events_search WHERE org_id = ? AND payload_text ILIKE ? ESCAPE '\\' OFFSET 0) c
-        WHERE c.payload_text ILIKE ? ESCAPE '\\' UNION ALL ${tail}`,
+      query: `SELECT f.id AS match_key FROM (SELECT unnest(event_ids) AS id FROM search_chunks WHERE org_id = ? AND payload_text ILIKE ? ESCAPE '\\') c
+        JOIN events f ON f.id = c.id WHERE f.payload_text ILIKE ? ESCAPE '\\' UNION ALL ${tail}`,
       params: [orgId, likePattern(part), pattern, orgId, pattern],
     };
   }

@@ -22,6 +22,7 @@ const NOT_COMPARED = new Set([
   'search_index_state',
   'search_pending',
   'events_search',
+  'search_chunks',
 ]);
 /** Columns that reads update (a key's last use). */
 const VOLATILE_COLUMNS = new Set(['last_used_at']);
