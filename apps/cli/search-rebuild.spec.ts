@@ -1,12 +1,13 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
-import { searchIndexLag, trigramQuery } from '../../libs/store/search-index.js';
+import { searchIndexLag } from '../../libs/store/search-index.js';
 import { openStore } from '../../libs/store/store.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { describeEachStore, type StoreLocation } from '../../libs/testing/store-targets.js';
 import { startRelay } from '../relay/relay.js';
 import { runCli } from '../../libs/testing/cli-runner.js';
+import { eventsInSearchIndex, loseSearchIndex } from '../../libs/testing/store-fixtures.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 const API_KEY = 'search-rebuild-key-0123456789';
@@ -26,17 +27,7 @@ describeEachStore('relay search rebuild', (target) => {
   }
 
   /** The events the index itself holds for `term`. */
-  const inIndex = (term: string) =>
-    withStore(async ({ sql }) => {
-      const rows =
-        sql.kind === 'postgres'
-          ? await sql.all<{ id: string }>(
-              'SELECT id FROM events WHERE payload_text LIKE ? AND id IN (SELECT unnest(event_ids) FROM search_chunks WHERE payload_text LIKE ?) ORDER BY id',
-              [`%${term}%`, `%${term}%`],
-            )
-          : await sql.all<{ id: string }>('SELECT id FROM events WHERE rowid IN (SELECT rowid FROM events_search WHERE events_search MATCH ?) ORDER BY id', [trigramQuery(term)]);
-      return rows.map((row) => row.id);
-    });
+  const inIndex = (term: string) => withStore(({ sql }) => eventsInSearchIndex(sql, term));
 
   before(async function () {
     this.timeout(60_000);
@@ -64,7 +55,7 @@ describeEachStore('relay search rebuild', (target) => {
 
   it('rebuilds a lost index from the stored events of an existing data directory', async function () {
     this.timeout(60_000);
-    await withStore(({ sql }) => sql.run(sql.kind === 'postgres' ? 'DELETE FROM search_chunks' : "INSERT INTO events_search (events_search) VALUES ('delete-all')"));
+    await withStore(({ sql }) => loseSearchIndex(sql));
     expect(await inIndex('rebuild-order')).to.deep.equal([]);
 
     const result = await runCli(location, ['search', 'rebuild']);

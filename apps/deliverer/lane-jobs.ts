@@ -56,7 +56,7 @@ export function createLaneJobsHandler(deps: LaneJobsDeps) {
 
   /** A part attempted here; what it did not start is parked. */
   async function attempt(topic: string, part: ReadRecord[], partition: number): Promise<void> {
-    const records = part.map(({ record }) => record);
+    const records = recordsOf(part);
     let handled = 0;
     try {
       ({ handled } = await deps.handleDestinationBatch({ topic, partition, records }, part));
@@ -86,15 +86,16 @@ export function createLaneJobsHandler(deps: LaneJobsDeps) {
     // A job that cannot be read is handled as in a destination topic: it goes to relay.dead. Should some
     // not get there (a stop, a failed publish), nothing has started yet: the whole batch is read again.
     if (unreadable.length > 0) {
-      const records = unreadable.map(({ record }) => record);
+      const records = recordsOf(unreadable);
       const { handled } = await deps.handleDestinationBatch({ topic: batch.topic, partition: batch.partition, records }, unreadable);
       if (handled < unreadable.length) return { handled: 0 };
     }
     const work = [...parts].map(([topic, part]) => {
       const farBehind = (inFlightByTopic.get(topic) ?? 0) + part.length > deps.maxRecordsInFlightPerDestination;
-      const records = () => part.map(({ record }) => record);
-      return track(topic, part.length, farBehind ? deps.park(topic, records()) : attempt(topic, part, batch.partition));
+      return track(topic, part.length, farBehind ? deps.park(topic, recordsOf(part)) : attempt(topic, part, batch.partition));
     });
     return { handled: batch.records.length, completion: Promise.all(work).then(() => undefined) };
   };
 }
+
+const recordsOf = (read: readonly ReadRecord[]) => read.map(({ record }) => record);

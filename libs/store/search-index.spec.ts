@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { newId } from '../ids/ids.js';
 import { describeEachStore } from '../testing/store-targets.js';
-import { indexAllPending, indexSearchBatch, rarePart, resetSearchIndex, searchIndexLag, searchMatches, searchBatchSize, trigramQuery } from './search-index.js';
+import { indexAllPending, indexSearchBatch, rarePart, resetSearchIndex, searchIndexLag, searchMatches, searchBatchSize } from './search-index.js';
 import type { SqlClient } from './sql-client.js';
 import { SearchIndexDetailNone1795305600018 } from './migrations/0019-search-index-detail-none.js';
 import { SearchChunks1795305600020 } from './migrations/0021-search-chunks.js';
-import { insertEventRow, openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
+import { eventsInSearchIndex, insertEventRow, loseSearchIndex, openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
 
 describeEachStore('Search index, kept behind the insert', (target) => {
   let fixture: StoreFixture;
@@ -34,17 +34,7 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     return rows.map((row) => row.id);
   }
 
-  /** The events the index itself finds for `term` (nothing of the unindexed tail); PostgreSQL's chunks' events are checked for it. */
-  async function inIndex(term: string): Promise<string[]> {
-    const rows =
-      sql.kind === 'postgres'
-        ? await sql.all<{ id: string }>(
-            'SELECT id FROM events WHERE payload_text ILIKE ? AND id IN (SELECT unnest(event_ids) FROM search_chunks WHERE payload_text ILIKE ?) ORDER BY id',
-            [`%${term}%`, `%${term}%`],
-          )
-        : await sql.all<{ id: string }>('SELECT id FROM events WHERE rowid IN (SELECT rowid FROM events_search WHERE events_search MATCH ?) ORDER BY id', [trigramQuery(term)]);
-    return rows.map((row) => row.id);
-  }
+  const inIndex = (term: string) => eventsInSearchIndex(sql, term);
 
   /** PostgreSQL: the indexed chunks whose text still holds `term`, whichever events they name. */
   const chunksHolding = async (term: string) =>
@@ -188,7 +178,7 @@ describeEachStore('Search index, kept behind the insert', (target) => {
   it('rebuilds the index from the stored events after it was lost', async () => {
     const ids = [await storeEvent('{"kind":"rebuilt"}'), await storeEvent('{"kind":"rebuilt"}'), await storeEvent(null)];
     await indexAllPending(sql);
-    await sql.run(sql.kind === 'postgres' ? 'DELETE FROM search_chunks' : "INSERT INTO events_search (events_search) VALUES ('delete-all')");
+    await loseSearchIndex(sql);
     expect(await inIndex('rebuilt')).to.deep.equal([]);
     await resetSearchIndex(sql);
     // SQLite walks every event, PostgreSQL queues only those with a text.

@@ -30,26 +30,24 @@ export class SearchChunks1795305600020 implements MigrationInterface {
     if (await installPgTrgm(runner)) await runner.query('CREATE INDEX ix_search_chunks_trgm ON search_chunks USING gin (payload_text gin_trgm_ops)');
     await runner.query('INSERT INTO search_pending (event_id) SELECT event_id FROM events_search ON CONFLICT DO NOTHING');
     await runner.query('DROP TABLE events_search');
+    // The chunks of these events go; their events that still have a text are queued again. Called after
+    // the change, so a deleted event is no longer visible here and a changed one is queued with its new text.
+    await runner.query(`CREATE FUNCTION search_chunks_drop(ids varchar[]) RETURNS void LANGUAGE sql AS $$
+      WITH gone AS (DELETE FROM search_chunks WHERE event_ids && ids RETURNING event_ids)
+      INSERT INTO search_pending (event_id)
+        SELECT e.id FROM events e JOIN (SELECT unnest(event_ids) AS id FROM gone) g ON g.id = e.id
+        WHERE e.payload_text IS NOT NULL
+        ON CONFLICT DO NOTHING
+    $$`);
     await runner.query(`CREATE OR REPLACE FUNCTION events_search_pending() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        IF TG_OP = 'UPDATE' THEN
-          WITH gone AS (DELETE FROM search_chunks WHERE event_ids @> ARRAY[NEW.id] RETURNING event_ids)
-          INSERT INTO search_pending (event_id)
-            SELECT e.id FROM events e JOIN (SELECT unnest(event_ids) AS id FROM gone) g ON g.id = e.id
-            WHERE e.id <> NEW.id AND e.payload_text IS NOT NULL
-            ON CONFLICT DO NOTHING;
-        END IF;
+        IF TG_OP = 'UPDATE' THEN PERFORM search_chunks_drop(ARRAY[NEW.id]); END IF;
         IF NEW.payload_text IS NOT NULL THEN INSERT INTO search_pending (event_id) VALUES (NEW.id) ON CONFLICT DO NOTHING; END IF;
         RETURN NULL;
       END $$`);
-    // The statement's deleted events are no longer visible here, so only the chunks' other events come back.
     await runner.query(`CREATE FUNCTION events_search_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        WITH gone AS (DELETE FROM search_chunks WHERE event_ids && (SELECT array_agg(id) FROM deleted) RETURNING event_ids)
-        INSERT INTO search_pending (event_id)
-          SELECT e.id FROM events e JOIN (SELECT unnest(event_ids) AS id FROM gone) g ON g.id = e.id
-          WHERE e.payload_text IS NOT NULL
-          ON CONFLICT DO NOTHING;
+        PERFORM search_chunks_drop((SELECT array_agg(id) FROM deleted));
         RETURN NULL;
       END $$`);
     await runner.query(
@@ -74,6 +72,7 @@ export class SearchChunks1795305600020 implements MigrationInterface {
     if ((await runner.query("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")).length > 0) {
       await runner.query('CREATE INDEX ix_events_search_trgm ON events_search USING gin (payload_text gin_trgm_ops)');
     }
+    await runner.query('DROP FUNCTION search_chunks_drop(varchar[])');
     await runner.query('DROP TABLE search_chunks');
     await runner.query('INSERT INTO search_pending (event_id) SELECT id FROM events WHERE payload_text IS NOT NULL ON CONFLICT DO NOTHING');
   }
