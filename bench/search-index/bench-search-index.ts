@@ -4,8 +4,8 @@
  * (`routeEvents`) stores batches of 1 KB JSON events of one source with no routes, as the router consumer
  * hands them; "no search" (the index's insert work removed altogether) is the floor of the same run.
  *
- * CPU is this process's (process.cpuUsage) plus, on PostgreSQL, its server backend's (/proc, so the server
- * must run on this machine): the trigram work happens there.
+ * CPU is this process's (process.cpuUsage) plus, on PostgreSQL, the whole local server's (/proc, so the
+ * server must run on this machine, and nothing else should use it meanwhile): the trigram work happens there.
  *
  * Run: node --import tsx bench/search-index/bench-search-index.ts [--events 20000] [--batch 200] [--stores sqlite,postgres]
  * PostgreSQL: a fresh database on TEST_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres), dropped after.
@@ -25,7 +25,7 @@ import type { SqlClient } from '../../libs/store/sql-client.js';
 import { sourceRow } from '../../libs/testing/store-fixtures.js';
 import { openStore, type Store } from '../../libs/store/store.js';
 import { createTestDatabase } from '../../libs/testing/postgres.js';
-import { processUsage } from '../soak/process-usage.js';
+import { postgresServerCpuMs } from '../soak/process-usage.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/topology.js';
 import { uniqueWebhookBody } from '../signed-webhook.js';
 
@@ -82,16 +82,21 @@ function record(orgId: string, sourceId: string, n: number): BrokerRecord {
   return { topic: INGEST_TOPIC, partition: 0, offset: String(n), timestamp: now, key: message.key, value: message.value, headers: message.headers ?? {} };
 }
 
-/** CPU ms of this process and, on PostgreSQL, of its connection's server backend. */
-async function cpuMeter(store: Store): Promise<() => number> {
-  const backends =
-    store.sql.kind === 'postgres' ? [Number((await store.sql.all<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]!.pid)] : [];
+/**
+ * CPU ms of this process and, on PostgreSQL, of the whole local server: the store's statements may run on
+ * any connection of its pool (a transaction takes one of its own), so no single backend would do.
+ */
+function cpuMeter(store: Store): () => { total: number; server: number } {
   const read = () => {
     const own = process.cpuUsage();
-    return (own.user + own.system) / 1000 + (backends.length > 0 ? processUsage(backends).cpuMs : 0);
+    const server = store.sql.kind === 'postgres' ? postgresServerCpuMs() : 0;
+    return { total: (own.user + own.system) / 1000 + server, server };
   };
   const start = read();
-  return () => read() - start;
+  return () => {
+    const now = read();
+    return { total: now.total - start.total, server: now.server - start.server };
+  };
 }
 
 async function measure(kind: 'sqlite' | 'postgres', variant: Variant): Promise<void> {
@@ -113,17 +118,19 @@ async function measure(kind: 'sqlite' | 'postgres', variant: Variant): Promise<v
     const batches = Array.from({ length: Math.ceil(EVENTS / BATCH) }, (_, b) =>
       Array.from({ length: Math.min(BATCH, EVENTS - b * BATCH) }, (_, i) => record(org.id, source.id, b * BATCH + i)),
     );
-    const routerCpu = await cpuMeter(store);
+    const routerCpu = cpuMeter(store);
     const started = performance.now();
     for (const records of batches) await routeEvents(deps, { topic: INGEST_TOPIC, partition: 0, records });
     const routerMs = performance.now() - started;
-    const routerCpuMs = routerCpu();
+    const routerCpuMs = routerCpu().total;
     let indexer = '';
     if (variant === 'behind the insert (after)') {
-      const indexerCpu = await cpuMeter(store);
+      const indexerCpu = cpuMeter(store);
       const indexStarted = performance.now();
       const indexed = await indexAllPending(store.sql);
-      indexer = `; indexer ${((indexerCpu() * 1000) / indexed).toFixed(0)} µs CPU/event (${Math.round(indexed / ((performance.now() - indexStarted) / 1000))} events/s)`;
+      const cpu = indexerCpu();
+      const serverPart = kind === 'postgres' ? ` (server ${((cpu.server * 1000) / indexed).toFixed(0)})` : '';
+      indexer = `; indexer ${((cpu.total * 1000) / indexed).toFixed(0)} µs CPU/event${serverPart} (${Math.round(indexed / ((performance.now() - indexStarted) / 1000))} events/s)`;
     }
     const perEvent = (ms: number) => ((ms * 1000) / EVENTS).toFixed(0);
     console.log(

@@ -135,7 +135,11 @@ describeEachStore('Search index, kept behind the insert', (target) => {
   });
 
   if (target.name === 'postgres') it('indexes the other events of a chunk again when one of them is deleted or expires', async () => {
-    const [deleted, expired, kept] = [await storeEvent('{"kind":"chunked","n":1}'), await storeEvent('{"kind":"chunked","n":2}'), await storeEvent('{"kind":"chunked","n":3}')];
+    const [deleted, expired, kept] = [
+      await storeEvent('{"kind":"chunked","n":"one"}'),
+      await storeEvent('{"kind":"chunked","n":"two"}'),
+      await storeEvent('{"kind":"chunked","n":"three"}'),
+    ];
     await indexAllPending(sql);
     expect(await sql.all('SELECT id FROM search_chunks')).to.have.length(1);
     await sql.run('DELETE FROM events WHERE id = ?', [deleted]);
@@ -146,8 +150,27 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     expect(await found('chunked')).to.deep.equal([kept]);
     await indexAllPending(sql);
     expect(await inIndex('chunked')).to.deep.equal([kept]);
-    expect(await chunksHolding('"n":1'), 'the deleted text is gone').to.equal(0);
-    expect(await chunksHolding('"n":2'), 'the expired text is gone').to.equal(0);
+    expect(await chunksHolding('one'), 'the deleted text is gone').to.equal(0);
+    expect(await chunksHolding('two'), 'the expired text is gone').to.equal(0);
+  });
+
+  if (target.name === 'postgres') it("holds each word of a chunk's texts once, without their punctuation", async () => {
+    await storeEvent('{"action":"opened","repo":"acme/widgets"}');
+    await storeEvent('{"action":"closed","repo":"acme/widgets"}');
+    await indexAllPending(sql);
+    expect(await sql.all('SELECT payload_text FROM search_chunks')).to.deep.equal([{ payload_text: 'action opened repo acme widgets closed' }]);
+  });
+
+  it('finds a term across punctuation, or of punctuation alone, in an indexed event', async () => {
+    const opened = await storeEvent('{"action":"opened","repo":"acme/widgets"}');
+    const closed = await storeEvent('{"action":"closed","repo":"acme/widgets"}');
+    await indexAllPending(sql);
+    expect(await found('"action":"OPENED"')).to.deep.equal([opened]);
+    expect(await found('ion":"clo')).to.deep.equal([closed]);
+    expect(await found('acme/widgets"}')).to.deep.equal([opened, closed].sort());
+    expect(await found('","')).to.deep.equal([opened, closed].sort());
+    expect(await found('opened","repo":"acme/widgets')).to.deep.equal([opened]);
+    expect(await found('closed","repo":"acme/widgets"}x')).to.deep.equal([]);
   });
 
   it('indexes an event stored after the newest ones were deleted (SQLite reuses their rowid)', async () => {

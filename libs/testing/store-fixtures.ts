@@ -5,7 +5,7 @@ import type { OrganizationRow } from '../store/entities/organization.js';
 import type { SourceRow } from '../store/entities/source.js';
 import type { SqlClient } from '../store/sql-client.js';
 import { openStore, type Store } from '../store/store.js';
-import { trigramQuery } from '../store/search-index.js';
+import { termWords, trigramQuery } from '../store/search-index.js';
 
 /** A migrated, empty store on one backend, and a way to add sources (rows other tables point at) to one organization. */
 export interface StoreFixture {
@@ -84,14 +84,15 @@ export async function insertEventRow(sql: SqlClient, orgId: string, sourceId: st
 
 /**
  * The events the search index itself finds for `term` (nothing of the unindexed tail), ordered by id.
- * PostgreSQL's chunks name several events each: those whose own text holds the term.
+ * PostgreSQL's chunks name several events each and hold their words: those whose own text holds the term.
  */
 export async function eventsInSearchIndex(sql: SqlClient, term: string): Promise<string[]> {
   const rows =
     sql.kind === 'postgres'
       ? await sql.all<{ id: string }>(
-          'SELECT id FROM events WHERE payload_text ILIKE ? AND id IN (SELECT unnest(event_ids) FROM search_chunks WHERE payload_text ILIKE ?) ORDER BY id',
-          [`%${term}%`, `%${term}%`],
+          `SELECT id FROM events WHERE payload_text ILIKE ? AND id IN
+             (SELECT unnest(event_ids) FROM search_chunks WHERE TRUE${termWords(term).map(() => ' AND payload_text ILIKE ?').join('')}) ORDER BY id`,
+          [`%${term}%`, ...termWords(term).map((word) => `%${word}%`)],
         )
       : await sql.all<{ id: string }>('SELECT id FROM events WHERE rowid IN (SELECT rowid FROM events_search WHERE events_search MATCH ?) ORDER BY id', [trigramQuery(term)]);
   return rows.map((row) => row.id);
