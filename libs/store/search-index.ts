@@ -58,8 +58,8 @@ function chunksOf(events: IndexedText[]): unknown[][] {
  * other than ASCII punctuation, spaces and controls), in first-seen order, joined by spaces. pg_trgm makes
  * a text's trigrams from its words alone, so the index learns what it would from the texts themselves, and
  * its trigram extraction (a fifth of the server's CPU at 2,000 events/s) reads far less text, as webhooks
- * of one source repeat their keys and most values (a fifth of the bench's code-host bodies). A search asks a chunk for each word of the
- * term (`termWords`) and each event found for the whole term (searchMatches).
+ * of one source repeat their keys and most values (a fifth of the bench's code-host bodies). A search asks
+ * a chunk for each word of the term (`termWords`) and each event found for the whole term (searchMatches).
  */
 export function chunkWords(texts: Iterable<string>): string {
   const words = new Set<string>();
