@@ -1,15 +1,14 @@
 import { expect } from 'chai';
-import fs from 'node:fs';
 import { dedupKeys } from '../../libs/dedup/dedup-keys.js';
 import { newId } from '../../libs/ids/ids.js';
 import type { Store } from '../../libs/store/store.js';
-import { describeEachBackend } from '../../libs/testing/backend-targets.js';
+import { BACKEND_TARGETS, describeEachBackend, type BackendLocation, type BackendTarget } from '../../libs/testing/backend-targets.js';
 import { unusedLoopbackPort } from '../../libs/testing/free-port.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { consumedAll } from '../../libs/testing/consumer-lag.js';
 import { waitFor, isDefined, isTrue } from '../../libs/testing/wait-for.js';
 import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from '../../libs/testing/pipeline-fixture.js';
-import { printOutputOnFailure, startRelayProcess, tempDataDir, type RelayProcess } from '../../libs/testing/relay-child-process.js';
+import { printOutputOnFailure, startRelayProcess, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 import { useRelayHarness } from '../../libs/testing/relay-harness.js';
 import { DELIVERER_GROUP, destinationTopic, LANES_GROUP, LANES_TOPIC, INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 
@@ -19,9 +18,9 @@ import { DELIVERER_GROUP, destinationTopic, LANES_GROUP, LANES_TOPIC, INGEST_TOP
  * directory. Every webhook the gateway acknowledged must reach the destination at least once. The kills
  * land anywhere; the one window they found (between the dedup claim and the append to the log) is also
  * pinned down deterministically below. It runs once more with an ordered destination (`ordering:
- * "source"`, one request at a time, so fewer webhooks), which must also have seen them in order.
+ * "source"`, one request at a time, so fewer webhooks), which must also have seen them in order, and on
+ * Kafka + PostgreSQL (three kills, restarted on the same mock cluster and database).
  */
-const KILLS = 10;
 /** Webhooks in flight at once: a provider retrying with modest concurrency. */
 const SENDERS = 16;
 /** Between tries of a webhook that was not acknowledged (the process is down or starting). */
@@ -65,13 +64,18 @@ function outOfOrder(deliveryIds: string[]): string[] {
   return faults;
 }
 
-for (const { ordering, WEBHOOKS } of [
-  { ordering: 'none', WEBHOOKS: 10_000 },
-  { ordering: 'source', WEBHOOKS: 2_000 },
-] as const) describe(`an all-in-one relay process killed with SIGKILL while it ingests [embedded log + SQLite, ordering ${ordering}]`, function () {
+const [embeddedSqlite, kafkaPostgres] = BACKEND_TARGETS as [BackendTarget, BackendTarget];
+
+for (const { target, ordering, WEBHOOKS, KILLS } of [
+  { target: embeddedSqlite, ordering: 'none', WEBHOOKS: 10_000, KILLS: 10 },
+  { target: embeddedSqlite, ordering: 'source', WEBHOOKS: 2_000, KILLS: 10 },
+  // Fewer kills: each restart on the mock cluster waits for the dead process's group sessions to end and
+  // for each consumer group to be joined again (about 20 s).
+  { target: kafkaPostgres, ordering: 'none', WEBHOOKS: 2_000, KILLS: 3 },
+] as const) describe(`an all-in-one relay process killed with SIGKILL while it ingests [${target.name}, ordering ${ordering}]`, function () {
   // About a minute on a 2-CPU machine; generous because CI machines vary.
   this.timeout(600_000);
-  let dataDir: string;
+  let location: BackendLocation | undefined;
   let env: Record<string, string>;
   let sink: HttpSink;
   let relay: RelayProcess | undefined;
@@ -79,11 +83,11 @@ for (const { ordering, WEBHOOKS } of [
   let pipeline: Pipeline;
 
   before(async function () {
-    dataDir = tempDataDir();
+    location = await target.prepare(this);
     sink = await startHttpSink([respond(200)]);
     env = {
+      ...location.env,
       PORT: String(await unusedLoopbackPort()),
-      RELAY_DATA_DIR: dataDir,
       RELAY_API_KEY: API_KEY,
       RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY,
       RELAY_RETRY_JITTER: '0',
@@ -100,7 +104,7 @@ for (const { ordering, WEBHOOKS } of [
     await relay?.kill();
     await store?.close();
     await sink?.close();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    await location?.cleanup();
   });
 
   it(`delivers every acknowledged webhook of ${WEBHOOKS} at least once across ${KILLS} kills, and leaves no delivery pending`, async function () {
