@@ -59,20 +59,29 @@ function chunksOf(events: IndexedText[]): unknown[][] {
  * a text's trigrams from its words alone, so the index learns what it would from the texts themselves, and
  * its trigram extraction (a fifth of the server's CPU at 2,000 events/s) reads far less text, as webhooks
  * of one source repeat their keys and most values (a fifth of the bench's code-host bodies). A search asks
- * a chunk for each word of the term (`termWords`) and each event found for the whole term (searchMatches).
+ * a chunk for each word of the term (`chunkMayHold`) and each event found for the whole term (searchMatches).
  */
-export function chunkWords(texts: Iterable<string>): string {
+function chunkWords(texts: Iterable<string>): string {
   const words = new Set<string>();
   for (const text of texts) for (const word of text.split(WORD_BREAKS)) if (word !== '') words.add(word);
   return [...words].join(' ');
 }
 
 /** The words of a search term, split as `chunkWords` splits a text: each lies within one word of any text holding the term. */
-export const termWords = (term: string) => term.split(WORD_BREAKS).filter((word) => word !== '');
+const termWords = (term: string) => term.split(WORD_BREAKS).filter((word) => word !== '');
 
 // ASCII punctuation, spaces and controls: each folds to itself, and no other character folds to one, so a
 // term's word lies within one word of every text holding the term, whatever the database's case folding.
 const WORD_BREAKS = /[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+/;
+
+/**
+ * PostgreSQL: the condition on a `search_chunks` row that may hold `term`: it holds each of the term's
+ * words (any row, for a term of punctuation alone). Each event of the rows found is still to be checked.
+ */
+export function chunkMayHold(term: string): { condition: string; params: string[] } {
+  const words = termWords(term);
+  return { condition: words.map(() => `payload_text ILIKE ? ESCAPE '\\'`).join(' AND ') || 'TRUE', params: words.map(likePattern) };
+}
 
 /** Indexes up to `limit` events not yet indexed, oldest first; returns how many it took. */
 export async function indexSearchBatch(sql: SqlClient, limit = searchBatchSize(sql)): Promise<number> {
@@ -199,14 +208,13 @@ export function searchMatches(sql: SqlClient, orgId: string, text: string, part 
   if (sql.kind === 'postgres') {
     const pattern = likePattern(text);
     const tail = `SELECT p.event_id AS match_key FROM search_pending p JOIN events t ON t.id = p.event_id WHERE t.org_id = ? AND t.payload_text ILIKE ? ESCAPE '\\'`;
-    // The chunks holding each word of `part` (all of them, for a term of punctuation alone), then each of
-    // their events holding `text` in its own text.
-    const words = termWords(part);
+    // The chunks that may hold `part`, then each of their events holding `text` in its own text.
+    const chunks = chunkMayHold(part);
     return {
       column: 'e.id',
-      query: `SELECT f.id AS match_key FROM (SELECT unnest(event_ids) AS id FROM search_chunks WHERE org_id = ?${words.map(() => ` AND payload_text ILIKE ? ESCAPE '\\'`).join('')}) c
+      query: `SELECT f.id AS match_key FROM (SELECT unnest(event_ids) AS id FROM search_chunks WHERE org_id = ? AND ${chunks.condition}) c
         JOIN events f ON f.id = c.id WHERE f.payload_text ILIKE ? ESCAPE '\\' UNION ALL ${tail}`,
-      params: [orgId, ...words.map(likePattern), pattern, orgId, pattern],
+      params: [orgId, ...chunks.params, pattern, orgId, pattern],
     };
   }
   const match = trigramQuery(part);
