@@ -1,11 +1,20 @@
 import { parseArgs } from 'node:util';
+import v8 from 'node:v8';
 import { loadConfig, ROLES, type Role } from '../../libs/config/config.js';
 import { ConfigError, RelayError } from '../../libs/errors/errors.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { startRelay } from './relay.js';
 
+/**
+ * Each V8 heap grows to at most twice what its last full collection kept, in every thread of the process.
+ * V8's own factor reaches 4 when collection is cheap, as it is here, and a relay under load then held
+ * 130-160 MB more (docs/DECISIONS.md, "Memory past 500 MB under overload").
+ */
+const HEAP_GROWING_PERCENT = 100;
+
 /** `npm start [-- --role gateway|router|deliverer|recorder|api|all]`: reads the environment once and runs. */
 async function main(): Promise<void> {
+  v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   const { values } = parseArgs({ options: { role: { type: 'string' } }, allowPositionals: false });
   if (values.role !== undefined && !(ROLES as readonly string[]).includes(values.role)) {
     throw new ConfigError('--role', `must be one of ${ROLES.join(', ')}`);

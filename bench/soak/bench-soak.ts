@@ -2,7 +2,7 @@
  * Open-loop soak of a whole relay: can it keep up with a source sending at a plan's rate?
  *
  *   node --import tsx bench/soak/bench-soak.ts [--rates 1000,2000,3000,4000,6000] [--seconds 20] [--sources 1]
- *        [--postgres] [--kafka] [--split] [--env NAME=VALUE ...] [--cpu-prof] [--all-rates] [--timeline]
+ *        [--postgres] [--kafka] [--split] [--env NAME=VALUE ...] [--node-option OPTION ...] [--cpu-prof] [--all-rates] [--timeline]
  *
  * The relay runs what `npm start` runs (the bench builds `dist/` first and starts `dist/apps/relay/main.js`
  * with a fresh data directory), all roles in one process; `--split` runs api, gateway, router, deliverer and
@@ -72,6 +72,7 @@ const { values: args } = parseArgs({
     kafka: { type: 'boolean', default: false },
     split: { type: 'boolean', default: false },
     env: { type: 'string', multiple: true, default: [] },
+    'node-option': { type: 'string', multiple: true, default: [] },
     'cpu-prof': { type: 'boolean', default: false },
     'all-rates': { type: 'boolean', default: false },
     timeline: { type: 'boolean', default: false },
@@ -130,7 +131,7 @@ async function startDeployment(): Promise<Deployment> {
   const processes: RelayProcess[] = [];
   const kafkaRequestFiles: string[] = [];
   const start = async (role: Role) => {
-    const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, role)}`] : [];
+    const execArgv = [...args['node-option'], ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, role)}`] : [])];
     const roleEnv = { ...env };
     if (args.kafka) {
       const file = path.join(dataDir, `kafka-requests-${role}.json`);
