@@ -30,11 +30,14 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const files = new Map();
+function report(id, error) {
+  parentPort.postMessage({ type: 'error', id, message: String((error && error.message) || error) });
+}
 function checkpoint(id, file) {
   try {
     return file.db.pragma('wal_checkpoint(PASSIVE)')[0];
   } catch (error) {
-    parentPort.postMessage({ type: 'error', id, message: String((error && error.message) || error) });
+    report(id, error);
     return { busy: 1, log: 0, checkpointed: 0 };
   }
 }
@@ -46,7 +49,7 @@ parentPort.on('message', (message) => {
       added.db = new Database(message.file, { timeout: 1000 });
       added.db.pragma('synchronous = ' + message.synchronous);
     } catch (error) {
-      parentPort.postMessage({ type: 'error', id: message.id, message: String((error && error.message) || error) });
+      report(message.id, error);
       return;
     }
     added.timer = setInterval(() => {
