@@ -88,7 +88,7 @@ class CheckpointThread {
   private readonly files = new Map<number, Checkpointer>();
   private readonly worker: Worker;
   private nextId = 1;
-  private running = 0;
+  /** Files whose last pass is asked for and not yet done: the thread is referenced meanwhile. */
   private stopping = 0;
 
   private constructor() {
@@ -108,7 +108,6 @@ class CheckpointThread {
   add(file: Checkpointer, options: Required<CheckpointerOptions>): number {
     const id = this.nextId++;
     this.files.set(id, file);
-    this.running++;
     this.worker.postMessage({ type: 'add', id, file: options.file, synchronous: options.synchronous, intervalMs: options.intervalMs, restartFrames: options.restartFrames });
     return id;
   }
@@ -119,7 +118,7 @@ class CheckpointThread {
 
   /** Ends the file's passes with a last one, the thread's own with its last file (a file started later gets a new thread). */
   stop(id: number): void {
-    const last = --this.running === 0;
+    const last = this.files.size - this.stopping === 1;
     if (last && CheckpointThread.current === this) CheckpointThread.current = null;
     if (this.stopping++ === 0) this.worker.ref();
     this.worker.postMessage({ type: 'stop', id, last });
