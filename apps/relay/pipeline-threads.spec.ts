@@ -5,23 +5,27 @@ import { destinationSettled } from '../../libs/testing/consumer-lag.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { ManualTimers } from '../../libs/testing/manual-timers.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
+import { searchIndexLag } from '../../libs/store/search-index.js';
 import { startRelayHarness, type RelayHarness } from '../../libs/testing/relay-harness.js';
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
 
-/** RELAY_THREADS (issue 15): a process of role `all` runs its router, deliverer and recorder on threads of their own. */
+/**
+ * RELAY_THREADS (issue 15): a process of role `all` runs its router, deliverer and recorder on threads of
+ * their own, and the search indexer on one more.
+ */
 describeEachBackend('a relay on pipeline threads', (target) => {
   const settleMs = target.name.includes('Kafka') ? 40_000 : 10_000;
   let harness: RelayHarness;
   let sink: HttpSink;
   const restarts = new ManualTimers();
-  /** Each pipeline thread's current worker, by thread index. */
-  const workers = new Map<number, Worker>();
+  /** Each thread's current worker, by thread name. */
+  const workers = new Map<string, Worker>();
 
   before(async function () {
     this.timeout(90_000);
     sink = await startHttpSink([respond(200)]);
     harness = await startRelayHarness(this, target, { RELAY_THREADS: '3' }, {
-      pipelineThreads: { schedule: restarts.schedule, onThreadStart: ({ index, worker }) => void workers.set(index, worker) },
+      pipelineThreads: { schedule: restarts.schedule, onThreadStart: ({ name, worker }) => void workers.set(name, worker) },
     });
   });
 
@@ -34,6 +38,8 @@ describeEachBackend('a relay on pipeline threads', (target) => {
   beforeEach(function () {
     this.currentTest?.timeout(settleMs * 3);
   });
+
+  const eventStored = async (id: string) => (await harness.api('GET', `/api/events/${id}`)).status === 200;
 
   /** `slugs.length` sources routed to one new destination. */
   async function routedSources(slugs: string[], url = sink.url) {
@@ -75,7 +81,18 @@ describeEachBackend('a relay on pipeline threads', (target) => {
     expect(sampleSum(text, 'relay_delivery_attempts_total')).to.be.at.least(40);
     expect(text.match(/^relay_process_cpu_seconds_total /gm)).to.have.length(1);
     // Each thread's heap apart, as the process's memory cannot tell them.
-    for (const thread of ['main', 'pipeline-0']) expect(sampleSum(text, 'relay_thread_heap_used_bytes', { thread }), thread).to.be.above(1024 * 1024);
+    for (const thread of ['main', 'pipeline-0', 'search-indexer']) expect(sampleSum(text, 'relay_thread_heap_used_bytes', { thread }), thread).to.be.above(1024 * 1024);
+  });
+
+  it('indexes what the pipeline threads stored, on a thread of its own', async () => {
+    const slug = 'indexed';
+    await routedSources([slug]);
+    const token = `tok${Date.now().toString(36)}q`;
+    const sent = await harness.api('POST', `/ingest/default/${slug}`, { key: null, rawBody: JSON.stringify({ token }), headers: { 'content-type': 'application/json' } });
+    expect(sent.status, sent.text).to.equal(200);
+    await waitFor('the event stored and indexed', async () => (await eventStored(sent.body.eventId as string)) && (await searchIndexLag(harness.relay.store.sql)) === 0, isTrue, settleMs);
+    const found = await harness.api('GET', `/api/events?search=${token}`);
+    expect(found.body.data.map((event: { id: string }) => event.id)).to.deep.equal([sent.body.eventId]);
   });
 
   it('is ready when the store, the broker and every pipeline thread answer', async () => {

@@ -10,7 +10,7 @@ import type { Role } from '../../libs/roles/role.js';
 import { portRequests, type PortRequests } from '../../libs/thread/port-requests.js';
 import { systemSchedule, type Schedule } from '../../libs/time/schedule.js';
 import { within } from '../../libs/time/within.js';
-import type { PipelineThreadData, ThreadAnswer, ThreadReply, ThreadRequest } from './pipeline-thread-messages.js';
+import type { ThreadAnswer, ThreadData, ThreadReply, ThreadRequest } from './thread-messages.js';
 
 export interface PipelineThreadsOptions {
   config: Config;
@@ -21,25 +21,39 @@ export interface PipelineThreadsOptions {
   /** Times the restart of a thread that ended on its own, 1 s after; tests pass one they advance. */
   schedule?: Schedule;
   /** Told of each thread once it has started, again after each restart; tests end one through its worker. */
-  onThreadStart?: (thread: { index: number; worker: Worker }) => void;
+  onThreadStart?: (thread: { name: string; worker: Worker }) => void;
 }
 
 type ThreadMetrics = MetricObjectWithValues<MetricValue<string>>[];
 
-// Compiled, the entry is the .js file beside this one. Under tsx (tests, benches) it is the .ts source,
+// Compiled, an entry is the .js file beside this one. Under tsx (tests, benches) it is the .ts source,
 // which a worker loads only once tsx's hooks are registered in that worker, before the import.
-const ENTRY = import.meta.url.endsWith('.ts')
-  ? new URL(`data:text/javascript,${encodeURIComponent(`const { register } = await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}); register(); await import(${JSON.stringify(new URL('./pipeline-thread.ts', import.meta.url).href)});`)}`)
-  : new URL('./pipeline-thread.js', import.meta.url);
+const TSX_API = import.meta.url.endsWith('.ts') ? import.meta.resolve('tsx/esm/api') : undefined;
+const entry = (file: string) =>
+  TSX_API
+    ? new URL(`data:text/javascript,${encodeURIComponent(`const { register } = await import(${JSON.stringify(TSX_API)}); register(); await import(${JSON.stringify(new URL(`./${file}.ts`, import.meta.url).href)});`)}`)
+    : new URL(`./${file}.js`, import.meta.url);
 
 const ANSWER_TIMEOUT_MS = 2_000;
 const RESTART_DELAY_MS = 1_000;
-const threadName = (index: number) => `pipeline-${index}`;
+
+/** A thread the process runs beside its main one: its name and its entry file, and whether it reaches the broker. */
+interface ThreadSpec {
+  name: string;
+  entry: URL;
+  broker: boolean;
+}
+
+/** `count` pipeline threads, then the search indexer's. */
+const threadSpecs = (count: number): ThreadSpec[] => [
+  ...Array.from({ length: count }, (_, index) => ({ name: `pipeline-${index}`, entry: entry('pipeline-thread'), broker: true })),
+  { name: 'search-indexer', entry: entry('search-indexer-thread'), broker: false },
+];
 
 type StartOutcome = Extract<ThreadReply, { type: 'ready' | 'failed' }> | { type: 'exit'; code: number };
 
-/** One pipeline thread: its worker, the port its broker is served on, and the questions asked of it. */
-class PipelineThread {
+/** One thread of the process: its worker, the port its broker is served on (a pipeline thread's, on the embedded log), and the questions asked of it. */
+class RelayThread {
   readonly exited: Promise<number>;
   private readonly started: Promise<StartOutcome>;
   private readonly requests: PortRequests<ThreadAnswer>;
@@ -66,20 +80,20 @@ class PipelineThread {
     });
   }
 
-  static async start(options: PipelineThreadsOptions, index: number): Promise<PipelineThread> {
+  static async start(options: PipelineThreadsOptions, spec: ThreadSpec): Promise<RelayThread> {
     const { config, broker } = options;
-    const name = threadName(index);
-    const channel = config.kafkaBrokers ? undefined : new MessageChannel();
+    const { name } = spec;
+    const channel = spec.broker && !config.kafkaBrokers ? new MessageChannel() : undefined;
     const served = channel ? serveBroker(broker, channel.port1) : undefined;
-    const workerData: PipelineThreadData = { config, index, logLevel: options.logger.level as Config['logLevel'], brokerPort: channel?.port2 };
-    const worker = new Worker(ENTRY, { workerData, transferList: channel ? [channel.port2] : [] });
-    const thread = new PipelineThread(name, worker, served, options.logger.child({ thread: name }));
+    const workerData: ThreadData = { config, name, logLevel: options.logger.level as Config['logLevel'], brokerPort: channel?.port2 };
+    const worker = new Worker(spec.entry, { workerData, transferList: channel ? [channel.port2] : [] });
+    const thread = new RelayThread(name, worker, served, options.logger.child({ thread: name }));
     const started = await thread.started;
     if (started.type !== 'ready') {
       await worker.terminate();
       await thread.release();
       const reason = started.type === 'failed' ? started.message : `it exited with code ${started.code}`;
-      throw new Error(`Pipeline thread ${index} did not start: ${reason}`);
+      throw new Error(`Thread ${name} did not start: ${reason}`);
     }
     return thread;
   }
@@ -105,28 +119,30 @@ class PipelineThread {
 
 /**
  * The router, deliverer and recorder of a process of role `all` on `count` worker threads, so a machine's
- * other cores carry the pipeline while the main thread takes webhooks and API calls. On the embedded log
- * (one owner: this thread) each thread's broker is a port served here; on Kafka each thread connects its
- * own. Each thread opens its own store connection. A thread that ends on its own is logged and started
+ * other cores carry the pipeline while the main thread takes webhooks and API calls, and the search indexer
+ * on one more, so that indexing takes no turns of the threads that route and deliver. On the embedded log
+ * (one owner: this thread) each pipeline thread's broker is a port served here; on Kafka each connects its
+ * own; the indexer needs none. Each thread opens its own store connection. A thread that ends on its own is logged and started
  * again: what it had not committed is in the log and is read again (at least once).
  */
 export function pipelineThreads(options: PipelineThreadsOptions) {
-  const threads: (PipelineThread | undefined)[] = [];
+  const specs = threadSpecs(options.count);
+  const threads: (RelayThread | undefined)[] = [];
   const schedule = options.schedule ?? systemSchedule;
   const restarts = new Set<() => void>();
   let stopping = false;
 
   async function launch(index: number): Promise<void> {
-    const thread = await PipelineThread.start(options, index);
+    const thread = await RelayThread.start(options, specs[index]!);
     // Stopped while this one started again: it stops at once.
     if (stopping) return thread.stop();
     threads[index] = thread;
-    options.onThreadStart?.({ index, worker: thread.worker });
+    options.onThreadStart?.({ name: thread.name, worker: thread.worker });
     void thread.exited.then(async (code) => {
       if (stopping) return;
       threads[index] = undefined;
       await thread.release();
-      thread.logger.error({ code }, 'A pipeline thread ended on its own; starting it again');
+      thread.logger.error({ code }, 'A thread ended on its own; starting it again');
       relaunchLater(index);
     });
   }
@@ -136,7 +152,7 @@ export function pipelineThreads(options: PipelineThreadsOptions) {
       restarts.delete(cancel);
       if (stopping) return;
       launch(index).catch((error: unknown) => {
-        options.logger.error({ err: error, thread: threadName(index) }, 'A pipeline thread could not be started again; trying again');
+        options.logger.error({ err: error, thread: specs[index]!.name }, 'A thread could not be started again; trying again');
         relaunchLater(index);
       });
     }, RESTART_DELAY_MS);
@@ -146,7 +162,7 @@ export function pipelineThreads(options: PipelineThreadsOptions) {
   const role: Role = {
     name: 'pipeline threads',
     async start() {
-      for (let index = 0; index < options.count; index += 1) await launch(index);
+      for (let index = 0; index < specs.length; index += 1) await launch(index);
     },
     async stop() {
       stopping = true;
@@ -159,13 +175,13 @@ export function pipelineThreads(options: PipelineThreadsOptions) {
     role,
     /** For `/readyz`: every thread is running and answers. */
     async ping(): Promise<void> {
-      for (let index = 0; index < options.count; index += 1) {
+      for (const [index, spec] of specs.entries()) {
         const thread = threads[index];
-        if (!thread) throw new UnavailableError(`pipeline thread ${index} is restarting`);
+        if (!thread) throw new UnavailableError(`thread ${spec.name} is restarting`);
         await thread.ask({ type: 'ping' });
       }
     },
-    /** `/metrics` over this thread's registry and every pipeline thread's, summed as one process's. */
+    /** `/metrics` over this thread's registry and every other thread's, summed as one process's. */
     metricsWith(registry: Registry): Pick<Registry, 'contentType' | 'metrics'> {
       return {
         contentType: registry.contentType,

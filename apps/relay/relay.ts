@@ -28,11 +28,12 @@ import { gatewayRole, type GatewayRole } from '../gateway/gateway-role.js';
 import { buildConsoleRole } from '../console/console-role.js';
 import { buildJanitorRole } from '../janitor/janitor-role.js';
 import { buildRecorderRole } from '../recorder/recorder-role.js';
-import { buildRouterRole } from '../router/router-role.js';
+import { buildRouterRole, buildSearchIndexerRole } from '../router/router-role.js';
 import { bootstrapOrganization, type BootstrapResult } from './bootstrap.js';
 import { createConfigChannel } from './config-channel.js';
 import { startLagReporter } from './lag-reporter.js';
 import { pipelineThreads, type PipelineThreadsOptions } from './pipeline-threads.js';
+import { closerStack, storeOptions, type Closers } from './thread-parts.js';
 import { readinessCheck } from './readiness.js';
 
 export interface RunningRelay {
@@ -65,8 +66,12 @@ export interface RelayOptions {
 
 type RoleName = Exclude<Config['role'], 'all'>;
 
-/** The roles a process of role `all` runs on pipeline threads when it has more than one thread (RELAY_THREADS). */
-const PIPELINE_ROLES: ReadonlySet<RoleName> = new Set(['recorder', 'deliverer', 'router']);
+/**
+ * Where a process of role `all` with more than one thread (RELAY_THREADS) runs a part: on its main thread
+ * (webhooks and API calls), on its pipeline threads, or on a thread of its own started beside them (the
+ * search indexer's: search-indexer-thread.ts).
+ */
+type Placement = 'main' | 'pipeline' | 'own thread';
 
 /**
  * The roles a process can run, in start order; they stop in reverse. Recorder first and router last of
@@ -74,15 +79,16 @@ const PIPELINE_ROLES: ReadonlySet<RoleName> = new Set(['recorder', 'deliverer', 
  * deliverer's last requests. The gateway's routes come before the API's: at ingest rates, its requests
  * should not be matched against every API route on the way. The console and the janitor run where the API does.
  */
-function roleTable(options: RelayOptions): { role: RoleName; build: RoleBuilder }[] {
+function roleTable(options: RelayOptions): { role: RoleName; build: RoleBuilder; whenThreaded: Placement }[] {
   return [
-    { role: 'recorder', build: buildRecorderRole },
-    { role: 'deliverer', build: buildDelivererRole },
-    { role: 'router', build: buildRouterRole },
-    { role: 'gateway', build: gatewayRole({ clock: options.gatewayClock }) },
-    { role: 'api', build: apiRole({ replaySnapshotChunk: options.replaySnapshotChunk }) },
-    { role: 'api', build: buildConsoleRole },
-    { role: 'api', build: buildJanitorRole },
+    { role: 'recorder', build: buildRecorderRole, whenThreaded: 'pipeline' },
+    { role: 'deliverer', build: buildDelivererRole, whenThreaded: 'pipeline' },
+    { role: 'router', build: buildRouterRole, whenThreaded: 'pipeline' },
+    { role: 'router', build: buildSearchIndexerRole, whenThreaded: 'own thread' },
+    { role: 'gateway', build: gatewayRole({ clock: options.gatewayClock }), whenThreaded: 'main' },
+    { role: 'api', build: apiRole({ replaySnapshotChunk: options.replaySnapshotChunk }), whenThreaded: 'main' },
+    { role: 'api', build: buildConsoleRole, whenThreaded: 'main' },
+    { role: 'api', build: buildJanitorRole, whenThreaded: 'main' },
   ];
 }
 
@@ -104,30 +110,12 @@ interface Backends {
   limits: PlanLimitTable;
 }
 
-/** Closes what was opened, last first, once however often it is called. */
-export function closerStack(logger: Logger) {
-  const closers: (() => Promise<void>)[] = [];
-  let closing: Promise<void> | undefined;
-  return {
-    push: (close: () => Promise<void>) => void closers.push(close),
-    closeAll: () =>
-      (closing ??= (async () => {
-        for (const close of [...closers].reverse()) await close().catch((error) => logger.error({ err: error }, 'error while closing'));
-      })()),
-  };
-}
-type Closers = ReturnType<typeof closerStack>;
-
 /**
  * Opens the store and the broker: `broker` when one is given (a pipeline thread's, over the port of the
  * thread that owns the embedded log), else Kafka or the embedded log as configured, timing every publish and every consumer's batches.
  */
 export async function openBackends(config: Config, logger: Logger, metrics: RelayMetrics, closers: Closers, broker?: Broker): Promise<Backends> {
-  const store = await openStore({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    onBackgroundError: (error) => logger.warn({ err: error }, 'Background database work failed (an idle connection, or a checkpoint); it is retried'),
-  });
+  const store = await openStore(storeOptions(config, logger));
   closers.push(() => store.close());
   const secrets = createSecretBox(config.encryptionKey ?? (await loadOrCreateKeyFile(config.dataDir)));
   const limits = planLimits(config);
@@ -198,14 +186,14 @@ export async function startRoles(
   return roles;
 }
 
-/** The roles of `placement`, in table order: a whole process's, or those of a pipeline thread. */
+/** The roles of `placement`, in table order: a whole process's (its main thread's), or those of a pipeline thread. */
 export function roleBuilders(config: Config, placement: 'process' | 'pipeline thread', options: RelayOptions = {}): RoleBuilder[] {
   const threaded = pipelineThreadCount(config) > 0;
   return roleTable(options)
-    .filter(({ role }) => {
-      if (placement === 'pipeline thread') return PIPELINE_ROLES.has(role);
+    .filter(({ role, whenThreaded }) => {
+      if (placement === 'pipeline thread') return whenThreaded === 'pipeline';
       if (config.role !== 'all') return config.role === role;
-      return !(threaded && PIPELINE_ROLES.has(role));
+      return !threaded || whenThreaded === 'main';
     })
     .map(({ build }) => build);
 }

@@ -4,8 +4,8 @@ import { ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 import { createRouterConsumer } from './router-consumer.js';
 import { createSearchIndexer } from './search-indexer.js';
 
-/** Stores ingested events and fans them out to their destinations' jobs; indexes what it stored for search. */
-export const buildRouterRole: RoleBuilder = ({ config, broker, store, publish, secrets, deadLetters, metrics, logger }) => {
+/** Stores ingested events and fans them out to their destinations' jobs. */
+export const buildRouterRole: RoleBuilder = ({ config, broker, store, publish, secrets, deadLetters }) => {
   const routeTargets = createRouteTargets(store.sql);
   const consumer = createRouterConsumer(broker, {
     sql: store.sql,
@@ -16,21 +16,27 @@ export const buildRouterRole: RoleBuilder = ({ config, broker, store, publish, s
     deadLetters,
     lanes: Boolean(config.kafkaBrokers),
   });
-  // Behind the router's inserts, never inside them (docs/DECISIONS.md).
-  const searchIndexer = createSearchIndexer({ sql: store.sql, lag: metrics.searchIndexLag, logger });
   return {
     name: 'router',
-    async start() {
-      await consumer.start();
-      searchIndexer.start();
-    },
-    async stop() {
-      await consumer.stop();
-      await searchIndexer.stop();
-    },
+    start: () => consumer.start(),
+    stop: () => consumer.stop(),
     consumerGroups: [ROUTER_GROUP],
     onConfigChange: (change) => {
       if (change.kind !== 'circuit' && change.kind !== 'key') routeTargets.invalidate();
     },
+  };
+};
+
+/**
+ * Indexes what the router stored for search, behind its inserts, never inside them (docs/DECISIONS.md);
+ * part of the router role. A process of role `all` with pipeline threads runs it on a thread of its own
+ * instead (apps/relay/search-indexer-thread.ts).
+ */
+export const buildSearchIndexerRole: RoleBuilder = ({ store, metrics, logger }) => {
+  const searchIndexer = createSearchIndexer({ sql: store.sql, lag: metrics.searchIndexLag, logger });
+  return {
+    name: 'search indexer',
+    start: async () => searchIndexer.start(),
+    stop: () => searchIndexer.stop(),
   };
 };

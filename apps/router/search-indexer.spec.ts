@@ -4,6 +4,7 @@ import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import { searchBatchSize } from '../../libs/store/search-index.js';
 import { insertEventRow, openStoreFixture, type StoreFixture } from '../../libs/testing/store-fixtures.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
+import type { Schedule } from '../../libs/time/schedule.js';
 import { createSearchIndexer } from './search-indexer.js';
 
 describeEachStore('search indexer', (target) => {
@@ -21,11 +22,18 @@ describeEachStore('search indexer', (target) => {
 
   const store = (count: number) => Promise.all(Array.from({ length: count }, (_, i) => insertEventRow(fixture.store.sql, fixture.org.id, sourceId, `{"n":${i}}`)));
 
+  /** The indexer on `now`; the rests it takes after its batches are recorded and end at once. */
   function indexer(now?: () => number) {
     const metrics = createRelayMetrics({ defaultMetrics: false });
-    const running = createSearchIndexer({ sql: fixture.store.sql, lag: metrics.searchIndexLag, logger: createLogger({ level: 'silent' }), passBudgetMs: 1000, now });
+    const rests: number[] = [];
+    const schedule: Schedule = (run, ms) => {
+      rests.push(ms);
+      run();
+      return () => undefined;
+    };
+    const running = createSearchIndexer({ sql: fixture.store.sql, lag: metrics.searchIndexLag, logger: createLogger({ level: 'silent' }), passBudgetMs: 1000, now, schedule });
     const lagMetric = async () => (await metrics.searchIndexLag.get()).values[0]?.value;
-    return { running, lagMetric };
+    return { running, lagMetric, rests };
   }
 
   it('indexes everything stored since the last pass and publishes a lag of 0', async () => {
@@ -43,5 +51,15 @@ describeEachStore('search indexer', (target) => {
     const { running, lagMetric } = indexer(() => readings++ * 600);
     expect(await running.runOnce()).to.deep.equal({ indexed: batch, lag: batch + 1, cutShort: true });
     expect(await lagMetric()).to.equal(batch + 1);
+  });
+
+  it('rests after each batch as long as the batch took, so other writers find the store free at least half the time', async () => {
+    const batch = searchBatchSize(fixture.store.sql);
+    await store(batch * 2);
+    // Each reading of the clock is 7 ms later: the pass reads it at its start, and at each batch's start and end.
+    let readings = 0;
+    const { running, rests } = indexer(() => readings++ * 7);
+    expect(await running.runOnce()).to.deep.equal({ indexed: batch * 2, lag: 0, cutShort: false });
+    expect(rests).to.deep.equal([7, 7]);
   });
 });

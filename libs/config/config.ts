@@ -15,7 +15,8 @@ export interface Config {
   role: Role;
   /**
    * RELAY_THREADS: threads a process of role `all` runs on (default: the machine's cores). Past one, the
-   * router, deliverer and recorder run on threads of their own beside the gateway and API's (on Kafka, one).
+   * router, deliverer and recorder run on threads of their own beside the gateway and API's (on Kafka, one),
+   * and the search indexer on one more.
    */
   threads: number;
   dataDir: string;

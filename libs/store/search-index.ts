@@ -14,8 +14,9 @@ import type { SqlClient } from './sql-client.js';
  */
 
 /**
- * Events one indexing batch takes. SQLite: the transaction runs on the event loop and holds the
- * connection, so a batch stays short (64 made delivery latency's p99 worse under load; docs/DECISIONS.md).
+ * Events one indexing batch takes. SQLite: the transaction holds the file's one write lock (the router's
+ * and recorder's transactions wait for it, on another thread's connection or behind it on the same), so a
+ * batch stays short (64 made delivery latency's p99 worse under load; docs/DECISIONS.md).
  * PostgreSQL: the statement runs on the server while the loop goes on, and each batch is a round trip and
  * a commit, so a batch is larger.
  */

@@ -50,7 +50,7 @@ async function whenUnlocked<T>(attempt: () => T): Promise<T> {
   }
 }
 
-function sqliteClient(file: string, onBackgroundError: (error: Error) => void): SqlClient {
+function sqliteClient(file: string, onBackgroundError: (error: Error) => void, checkpoints: boolean): SqlClient {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   // Waits for locks are whenUnlocked's, off the event loop.
@@ -83,7 +83,7 @@ function sqliteClient(file: string, onBackgroundError: (error: Error) => void): 
     run: async (sql, params = []) => runStatement(sql, params),
   };
   const exclusive = createMutex();
-  const checkpointer = Checkpointer.start({ file, synchronous: 'NORMAL' }, mutexHold(exclusive), onBackgroundError);
+  const checkpointer = checkpoints ? Checkpointer.start({ file, synchronous: 'NORMAL' }, mutexHold(exclusive), onBackgroundError) : undefined;
   const inTransaction: SqlClient = {
     ...direct,
     transaction: (work) => work(inTransaction),
@@ -106,7 +106,7 @@ function sqliteClient(file: string, onBackgroundError: (error: Error) => void): 
         }
       }),
     close: async () => {
-      await checkpointer.stop();
+      await checkpointer?.stop();
       db.close();
     },
   };
@@ -154,6 +154,12 @@ export interface SqlClientOptions {
   sqliteFile?: string;
   /** Told about errors no query is waiting for: PostgreSQL idle connections, SQLite checkpoints. */
   onBackgroundError?: (error: Error) => void;
+  /**
+   * SQLite: whether this connection's thread checkpoints the file's WAL (the default). False only where
+   * other connections of the process, open for as long as this one, do (the search indexer's thread: a
+   * checkpoint thread of its own would be one more isolate copying the same WAL).
+   */
+  checkpoints?: boolean;
 }
 
 /** The client with its failures classified (store-unavailable.ts): an unreachable database is an UnavailableError. */
@@ -185,6 +191,9 @@ function classified(client: SqlClient, classify: (error: unknown) => unknown): S
 
 export function openSqlClient(options: SqlClientOptions): SqlClient {
   const onBackgroundError = options.onBackgroundError ?? (() => undefined);
-  if (!options.databaseUrl) return classified(sqliteClient(path.join(options.dataDir, options.sqliteFile ?? 'relay.sqlite'), onBackgroundError), classifyStoreError);
+  if (!options.databaseUrl) {
+    const file = path.join(options.dataDir, options.sqliteFile ?? 'relay.sqlite');
+    return classified(sqliteClient(file, onBackgroundError, options.checkpoints ?? true), classifyStoreError);
+  }
   return classified(postgresClient(options.databaseUrl, onBackgroundError), classifyPostgresError);
 }
