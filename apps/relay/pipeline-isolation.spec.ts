@@ -18,7 +18,12 @@ const PACE_MS = 40;
 /**
  * The healthy destination may get twice its p99 without the hanging one, plus this much: its p99 is a few
  * milliseconds on the embedded log, where one scheduler hiccup or checkpoint would otherwise fail the
- * comparison without saying anything about isolation. On the mock cluster each of the two hops to a
+ * comparison without saying anything about isolation. 20 ms was that margin until a slow day (bare
+ * `node:http` took 124-379 µs of CPU a request, three to ten times the days before): CI then saw "beside"
+ * p99s of 49 and 57 ms against bounds of 42 and 54 (alone 11 and 17 ms; the build with the search indexer's
+ * thread, whose single-thread relay here runs as before), and runs alone gave 19-39 ms on
+ * the build before the search indexer's thread and 21-44 ms after. 100 ms is still a 25th of the hanging
+ * destination's timeout, which a healthy destination held up by it would lose whole. On the mock cluster each of the two hops to a
  * delivery may wait up to one fetch wait on the mock alone, whatever the relay does, and the relay runs in
  * the mocha process beside every suite before it: CI saw one run of many whose "beside" p99 was 1,644 ms
  * (alone 200 ms), never reproduced in 18 runs alone or beside two busy-looping cores. So there the
@@ -26,7 +31,7 @@ const PACE_MS = 40;
  * lose that whole timeout on top of its p99, beyond either bound, and a stall of the whole process shorter
  * than the margin is not taken for one.
  */
-const EMBEDDED_MARGIN_MS = 20;
+const EMBEDDED_MARGIN_MS = 100;
 /** The bad destination's timeout; its requests hang until it. */
 const BAD_TIMEOUT_MS = 2500;
 const MOCK_CLUSTER_MARGIN_MS = Math.max(2 * MOCK_FETCH_WAIT_MS, BAD_TIMEOUT_MS / 2);
