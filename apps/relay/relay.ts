@@ -68,10 +68,10 @@ type RoleName = Exclude<Config['role'], 'all'>;
 
 /**
  * Where a process of role `all` with more than one thread (RELAY_THREADS) runs a part: on its main thread
- * (webhooks and API calls), on its pipeline threads, or on a thread of its own started beside them (the
- * search indexer's: search-indexer-thread.ts).
+ * (webhooks and API calls), on its pipeline threads, or on the search indexer's thread, which
+ * pipeline-threads.ts starts beside them with search-indexer-thread.ts as its entry.
  */
-type Placement = 'main' | 'pipeline' | 'own thread';
+type Placement = 'main' | 'pipeline' | 'search indexer thread';
 
 /**
  * The roles a process can run, in start order; they stop in reverse. Recorder first and router last of
@@ -84,7 +84,7 @@ function roleTable(options: RelayOptions): { role: RoleName; build: RoleBuilder;
     { role: 'recorder', build: buildRecorderRole, whenThreaded: 'pipeline' },
     { role: 'deliverer', build: buildDelivererRole, whenThreaded: 'pipeline' },
     { role: 'router', build: buildRouterRole, whenThreaded: 'pipeline' },
-    { role: 'router', build: buildSearchIndexerRole, whenThreaded: 'own thread' },
+    { role: 'router', build: buildSearchIndexerRole, whenThreaded: 'search indexer thread' },
     { role: 'gateway', build: gatewayRole({ clock: options.gatewayClock }), whenThreaded: 'main' },
     { role: 'api', build: apiRole({ replaySnapshotChunk: options.replaySnapshotChunk }), whenThreaded: 'main' },
     { role: 'api', build: buildConsoleRole, whenThreaded: 'main' },
