@@ -15,7 +15,8 @@
  * First the bare line: the same schedule against node:http that reads the body and answers 200, the
  * generator's own floor on this machine. Then the forward line: node:http that answers and sends each body
  * on to the sink (undici), nothing stored: one request in and one out per event, the floor of any relay here,
- * with how busy the machine's cores were (and how much of them its host took: steal). Then, per offered rate, after the previous rate's backlog drained:
+ * with how busy the machine's cores were (and how much of them its host took: steal); a rate it carried (every
+ * request answered, >= 98% of it forwarded during the load) is one this machine leaves room for today. Then, per offered rate, after the previous rate's backlog drained:
  * ingest p50/p99/max from the schedule, requests not acknowledged, deliveries per second during the load,
  * the backlog when the load ended and how long it took to drain, ingest -> delivery p50/p99 (sink arrival
  * minus the scheduled moment), the relay's peak RSS and its CPU time per event (load and drain; with `--split`,
@@ -28,7 +29,8 @@
  * long its handler took (bench/soak/hop-waits.ts): where ingest -> delivery latency goes. A rate is
  * sustained when every request was acknowledged, >= 98% of the offered rate was delivered during the load,
  * ingest -> delivery p99 <= 1 s and every acknowledged event arrived. Stepping stops at the first rate not
- * sustained (`--all-rates` goes on). The last line names the highest rate sustained. `--timeline` adds,
+ * sustained (`--all-rates` goes on). The last line names the highest rate sustained, and the highest the
+ * forward line carried in the same run, for scale on a shared machine whose speed varies threefold from day to day. `--timeline` adds,
  * per rate, the slowest ingest answer of each second of the load: where in the run a p99 comes from.
  * `--cpu-prof` profiles every relay thread and prints, per rate, the load's window for profile-stages.ts.
  */
@@ -244,9 +246,11 @@ const answerLatencies = (outcomes: Outcome[]) => outcomes.map((outcome) => outco
  * The generator at every rate against one of two floors, each with how busy the machine's cores were during
  * the load: bare node:http (the generator's own floor on this machine), then, given the sink, node:http that
  * answers and sends each body on to it, nothing stored (one request in and one out per event: what the
- * machine leaves for any relay's own work).
+ * machine leaves for any relay's own work). Returns the rates the forward line carried: every request
+ * answered and >= 98% of the rate forwarded during the load, as a relay's sustained rate asks.
  */
-async function floorLine(sink?: BenchSink): Promise<void> {
+async function floorLine(sink?: BenchSink): Promise<number[]> {
+  const carried: number[] = [];
   const target = sink ? await startTarget('forward', [], [`${sink.url}/forward`]) : await startTarget('bare');
   const dispatcher = new Agent({ connections: 1024, keepAliveTimeout: 60_000 });
   const figures: string[] = [];
@@ -263,6 +267,7 @@ async function floorLine(sink?: BenchSink): Promise<void> {
       continue;
     }
     const forwarded = (await sink.counts()).total - before;
+    if (failed === 0 && forwarded >= 0.98 * rate * BARE_SECONDS) carried.push(rate);
     figures.push(`${answers}, forwarded ${(forwarded / BARE_SECONDS).toFixed(0)}/s, ${busy}`);
     // The next rate starts once this one's bodies are all at the sink.
     await waitFor('the forwarded bodies at the sink', async () => (await sink.counts()).total - before >= outcomes.length - failed, isTrue, 30_000, 100);
@@ -272,6 +277,7 @@ async function floorLine(sink?: BenchSink): Promise<void> {
   await sink?.reset();
   const name = sink ? 'forward (node:http, each body sent on to the sink, nothing stored)' : 'bare node:http';
   console.log(`${name}, ${BARE_SECONDS} s per rate, answer latency from the schedule: ${figures.join('; ')}; cpu ${report.cpuMicrosPerRequest.toFixed(0)} us/req`);
+  return carried;
 }
 
 /** The slowest answer (from its scheduled moment) of each second of the load. */
@@ -409,8 +415,12 @@ execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
 await floorLine();
 const sink = await startBenchSink();
 // The sink is a process of its own: a relay that fails to start must not leave it running.
+let forwardCarried: number[] = [];
 const deployment = await floorLine(sink)
-  .then(startDeployment)
+  .then((carried) => {
+    forwardCarried = carried;
+    return startDeployment();
+  })
   .catch(async (error: unknown) => {
     await sink.stop();
     throw error;
@@ -436,4 +446,5 @@ const peak = Math.max(...steps.map((step) => step.peakRss));
 console.log(`relay RSS peak ${mb(peak)} (target <= ${mb(TARGET.rssBytes)}: ${peak <= TARGET.rssBytes ? 'MET' : 'MISSED'})`);
 if (profileDir) console.log(`CPU profiles: ${profileDir}`);
 const best = steps.filter((step) => step.sustained).at(-1);
-console.log(`highest rate sustained: ${best ? `${best.rate} events/s` : `none of ${rates.join(', ')} events/s`} (${shape})`);
+const forwardBest = forwardCarried.length > 0 ? `${Math.max(...forwardCarried)}/s` : `none of ${rates.join(', ')}/s`;
+console.log(`highest rate sustained: ${best ? `${best.rate} events/s` : `none of ${rates.join(', ')} events/s`} (${shape}); the forward line's in this run: ${forwardBest}`);
