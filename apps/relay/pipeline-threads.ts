@@ -6,6 +6,7 @@ import type { Config } from '../../libs/config/config.js';
 import { UnavailableError } from '../../libs/errors/errors.js';
 import type { Logger } from '../../libs/logging/logger.js';
 import { lineForwarder } from '../../libs/logging/thread-log.js';
+import { pipelineDealRank } from '../../libs/pipeline/topology.js';
 import type { Role } from '../../libs/roles/role.js';
 import { portRequests, type PortRequests } from '../../libs/thread/port-requests.js';
 import { systemSchedule, type Schedule } from '../../libs/time/schedule.js';
@@ -37,17 +38,22 @@ const entry = (file: string) =>
 const ANSWER_TIMEOUT_MS = 2_000;
 const RESTART_DELAY_MS = 1_000;
 
-/** A thread the process runs beside its main one: its name and its entry file, and whether it reaches the broker. */
+/** A thread the process runs beside its main one: its name, its entry file and how it reaches the broker. */
 interface ThreadSpec {
   name: string;
   entry: URL;
-  broker: boolean;
+  /** It reaches the broker; on the embedded log its consumers stand in each group's deal as this ranks them. */
+  broker?: { ranks(groupId: string): number };
 }
 
 /** `count` pipeline threads, then the search indexer's. */
 const threadSpecs = (count: number): ThreadSpec[] => [
-  ...Array.from({ length: count }, (_, index) => ({ name: `pipeline-${index}`, entry: entry('pipeline-thread'), broker: true })),
-  { name: 'search-indexer', entry: entry('search-indexer-thread'), broker: false },
+  ...Array.from({ length: count }, (_, index) => ({
+    name: `pipeline-${index}`,
+    entry: entry('pipeline-thread'),
+    broker: { ranks: (groupId: string) => pipelineDealRank(groupId, index, count) },
+  })),
+  { name: 'search-indexer', entry: entry('search-indexer-thread') },
 ];
 
 type StartOutcome = Extract<ThreadReply, { type: 'ready' | 'failed' }> | { type: 'exit'; code: number };
@@ -84,7 +90,7 @@ class RelayThread {
     const { config, broker } = options;
     const { name } = spec;
     const channel = spec.broker && !config.kafkaBrokers ? new MessageChannel() : undefined;
-    const served = channel ? serveBroker(broker, channel.port1) : undefined;
+    const served = channel ? serveBroker(broker, channel.port1, spec.broker?.ranks) : undefined;
     const workerData: ThreadData = { config, name, logLevel: options.logger.level as Config['logLevel'], brokerPort: channel?.port2 };
     const worker = new Worker(spec.entry, { workerData, transferList: channel ? [channel.port2] : [] });
     const thread = new RelayThread(name, worker, served, options.logger.child({ thread: name }));

@@ -63,5 +63,18 @@ export const DELIVERER_GROUP = 'relay-deliverer';
 export const LANES_GROUP = 'relay-deliverer-fresh';
 /** The retry tier topics. */
 export const RETRY_GROUP = 'relay-retry';
+/**
+ * Where pipeline thread `index` of `count` stands in a group's deal on the embedded log (`ConsumerOptions.rank`).
+ * A source's `relay.ingest` partition p (of 8) and its destination topic's, p mod 4, are both keyed by the
+ * source; dealt alike, the router and the deliverer of a source would share a thread whenever their groups'
+ * members joined in the same order (docs/DECISIONS.md, "A fast day"). The deliverer's members are ranked d
+ * threads on from the others': for the ingest partitions p < 4 the two then meet only if d ≡ 0 (mod count),
+ * for p ≥ 4 only if d ≡ -4: d = 1, except for five threads (-4 ≡ 1), where d = 2.
+ */
+export function pipelineDealRank(groupId: string, index: number, count: number): number {
+  const turn = groupId === DELIVERER_GROUP ? (count === 5 ? 2 : 1) : 0;
+  return (index + turn) % count;
+}
+
 /** `relay.config`: a group per process (`instance` stable across its restarts), as every process needs every change. */
 export const configGroupId = (role: string, instance: string) => `relay-config-${role}-${instance}`;

@@ -2,10 +2,13 @@ import type { TopicPartitions } from '../broker.js';
 import type { StoredTopic } from './log-store.js';
 import { PartitionWorker, type GroupMember, type WorkerContext } from './partition-worker.js';
 
+/** Ranked members first, by rank; the others after them, in joining order (the sort is stable). */
+const byRank = (a: GroupMember, b: GroupMember) => (a.rank ?? Infinity) - (b.rank ?? Infinity) || 0;
+
 /**
  * The members of one consumer group in this process and who owns which partition. Partitions of a topic
- * are dealt round-robin over the members subscribed to it, in joining order; every join, leave or
- * subscription change deals again.
+ * are dealt round-robin over the members subscribed to it, in rank order (`ConsumerOptions.rank`), else
+ * in joining order; every join, leave or subscription change deals again.
  */
 export class ConsumerGroup {
   private readonly members: GroupMember[] = [];
@@ -35,7 +38,7 @@ export class ConsumerGroup {
 
   rebalance(): void {
     const subscribers = new Map<StoredTopic, GroupMember[]>();
-    for (const member of this.members) {
+    for (const member of [...this.members].sort(byRank)) {
       for (const topic of member.subscription()) {
         const list = subscribers.get(topic);
         if (list) list.push(member);

@@ -68,6 +68,17 @@ describe('embedded broker', function () {
       await waitFor('all 20 records', () => seen.length === 20, isTrue, 5_000, 5);
     });
 
+    it("deals a group's partitions in the order of its members' ranks, whichever joined first", async function () {
+      const handleBatch = async () => undefined;
+      const second = broker.consumer({ groupId: 'router', topics: ['relay.ingest'], handleBatch, rank: 1 });
+      const unranked = broker.consumer({ groupId: 'router', topics: ['relay.ingest'], handleBatch });
+      const first = broker.consumer({ groupId: 'router', topics: ['relay.ingest'], handleBatch, rank: 0 });
+      for (const consumer of [second, unranked, first]) await consumer.start();
+      expect(first.assignment()).to.deep.equal([{ topic: 'relay.ingest', partitions: [0, 3] }]);
+      expect(second.assignment()).to.deep.equal([{ topic: 'relay.ingest', partitions: [1] }]);
+      expect(unranked.assignment()).to.deep.equal([{ topic: 'relay.ingest', partitions: [2] }]);
+    });
+
     it('refuses a value above the size limit without failing the other sends of the same tick', async function () {
       await broker.close();
       broker = openEmbeddedBroker({ dataDir: ownDir, maxMessageBytes: 1024 });

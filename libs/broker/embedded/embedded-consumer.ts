@@ -36,6 +36,10 @@ export class EmbeddedConsumer implements Consumer, GroupMember {
     return this.options.groupId;
   }
 
+  get rank(): number | undefined {
+    return this.options.rank;
+  }
+
   async start(): Promise<void> {
     if (this.group) return;
     this.topics = this.resolveSubscription();

@@ -8,6 +8,8 @@ import { CommitOrder } from '../commit-order.js';
 
 /** A consumer as its group sees it. */
 export interface GroupMember {
+  /** Its place in the group's deal (`ConsumerOptions.rank`). */
+  readonly rank?: number;
   readonly fromBeginning: boolean;
   readonly maxBatchSize: number;
   /** Bounds how many of this member's partitions are handled at once. */

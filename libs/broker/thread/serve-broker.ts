@@ -12,8 +12,9 @@ export interface ServedBroker {
  * Serves `broker` to another thread over `port` (its client: port-broker.ts). The consumers live here,
  * on the real broker: each batch is posted to the client, whose handler's outcome (or error) is this
  * consumer's, so commits, pauses and retry backoff behave exactly as for a consumer of this thread.
+ * `ranks`, when given, ranks the other thread's consumers in each group's deal (`ConsumerOptions.rank`).
  */
-export function serveBroker(broker: Broker, port: MessagePort): ServedBroker {
+export function serveBroker(broker: Broker, port: MessagePort, ranks?: (groupId: string) => number): ServedBroker {
   const producer = broker.producer();
   const admin = broker.admin();
   const consumers = new Map<number, Consumer>();
@@ -50,7 +51,8 @@ export function serveBroker(broker: Broker, port: MessagePort): ServedBroker {
       case 'lag':
         return admin.lag(call.groupId, call.topics);
       case 'start': {
-        const consumer = broker.consumer(fromWireOptions(call.options, (batch) => handleBatch(call.consumerId, batch)));
+        const options = fromWireOptions(call.options, (batch) => handleBatch(call.consumerId, batch));
+        const consumer = broker.consumer(ranks ? { ...options, rank: ranks(options.groupId) } : options);
         consumers.set(call.consumerId, consumer);
         await consumer.start();
         return consumer.assignment();
