@@ -80,8 +80,8 @@ export interface ConsumerOptions {
   /**
    * Where this member stands among its group's members on the embedded log, which deals each topic's
    * partitions round-robin over them in rank order (members without a rank after those with one, in
-   * joining order): who gets which partition then does not depend on which member joined first. Kafka's
-   * assignment is the cluster's protocol's, which does not read it.
+   * joining order): who gets which partition then does not depend on which member joined first. Kafka
+   * ignores it: there the group's protocol assigns.
    */
   rank?: number;
 }
