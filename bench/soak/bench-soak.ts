@@ -415,16 +415,12 @@ execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
 await floorLine();
 const sink = await startBenchSink();
 // The sink is a process of its own: a relay that fails to start must not leave it running.
-let forwardCarried: number[] = [];
-const deployment = await floorLine(sink)
-  .then((carried) => {
-    forwardCarried = carried;
-    return startDeployment();
-  })
-  .catch(async (error: unknown) => {
-    await sink.stop();
-    throw error;
-  });
+const stopSink = async (error: unknown): Promise<never> => {
+  await sink.stop();
+  throw error;
+};
+const forwardCarried = await floorLine(sink).catch(stopSink);
+const deployment = await startDeployment().catch(stopSink);
 const steps: Step[] = [];
 try {
   const paths = await configure(deployment.apiUrl, sink);
