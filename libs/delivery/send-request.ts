@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
@@ -81,12 +82,12 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
   async function send(request: DeliveryRequest, { timeoutMs }: { timeoutMs: number }): Promise<AttemptOutcome> {
     const startedAt = performance.now();
     const elapsed = (): number => Math.round(performance.now() - startedAt);
-    const abort = new AbortController();
+    const deadline = new Deadline();
     let timedOut = false;
     let statusCode: number | null = null;
     const timer = setTimeout(() => {
       timedOut = true;
-      abort.abort();
+      deadline.abort();
     }, timeoutMs);
     try {
       const url = new URL(request.url);
@@ -96,7 +97,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
         method: request.method,
         headers: request.headers,
         body: request.body,
-        signal: abort.signal,
+        signal: deadline,
       });
       statusCode = response.statusCode;
       const body = await readCapped(response.body, bodyLimit, drainLimit);
@@ -111,6 +112,20 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
   }
 
   return { send, close: () => agent.close() };
+}
+
+/**
+ * An attempt's deadline as undici takes a signal: an EventEmitter with `aborted`, its documented
+ * alternative to an AbortSignal. An AbortController's signal, whose listener undici adds and removes for
+ * every request (an EventTarget's), cost 10-12 µs more a request (bench/delivery/bench-delivery-client.ts).
+ */
+class Deadline extends EventEmitter {
+  aborted = false;
+
+  abort(): void {
+    this.aborted = true;
+    this.emit('abort');
+  }
 }
 
 function answeredOutcome(statusCode: number, headers: IncomingHttpHeaders, body: Buffer, latencyMs: number): AttemptOutcome {
