@@ -11,6 +11,7 @@
 import { parseArgs } from 'node:util';
 import { Agent } from 'undici';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
+import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { startBenchSink } from '../relay/sink-client.js';
 
 const { values: args } = parseArgs({
@@ -62,7 +63,7 @@ for (let round = 0; round <= rounds; round++) {
     if (round > 0) figures.get(name)!.push(us);
   }
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const median = (values: number[]) => nearestRank([...values].sort((a, b) => a - b), 50);
 console.log(`delivery client, ${requests} requests a round, ${concurrency} in flight, ${rounds} rounds (after one to warm up), CPU of this process per request:`);
 for (const [name, values] of figures) {
   console.log(`  ${name.padEnd(17)} median ${median(values).toFixed(1)} us (${values.map((value) => value.toFixed(1)).join(', ')})`);

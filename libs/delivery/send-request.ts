@@ -83,12 +83,8 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
     const startedAt = performance.now();
     const elapsed = (): number => Math.round(performance.now() - startedAt);
     const deadline = new Deadline();
-    let timedOut = false;
     let statusCode: number | null = null;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      deadline.abort();
-    }, timeoutMs);
+    const timer = setTimeout(() => deadline.abort(), timeoutMs);
     try {
       const url = new URL(request.url);
       const response = await agent.request({
@@ -103,8 +99,8 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
       const body = await readCapped(response.body, bodyLimit, drainLimit);
       return answeredOutcome(response.statusCode, response.headers, body, elapsed());
     } catch (error) {
-      const errorKind = timedOut ? 'timeout' : errorKindOf(error);
-      const message = timedOut ? `No complete response within ${timeoutMs} ms` : describe(error);
+      const errorKind = deadline.aborted ? 'timeout' : errorKindOf(error);
+      const message = deadline.aborted ? `No complete response within ${timeoutMs} ms` : describe(error);
       return { ok: false, statusCode, latencyMs: elapsed(), responseBody: '', responseHeaders: {}, error: message, errorKind };
     } finally {
       clearTimeout(timer);
