@@ -113,7 +113,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
 /**
  * An attempt's deadline as undici takes a signal: an EventEmitter with `aborted`, its documented
  * alternative to an AbortSignal. An AbortController's signal, whose listener undici adds and removes for
- * every request (an EventTarget's), cost 10-12 µs more a request (bench/delivery/bench-delivery-client.ts).
+ * every request (an EventTarget's), cost 9-12 µs more a request (bench/delivery/bench-delivery-client.ts).
  */
 class Deadline extends EventEmitter {
   aborted = false;
