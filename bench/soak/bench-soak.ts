@@ -9,8 +9,9 @@
  * recorder as processes of their own (needs `--kafka --postgres`). `--postgres` puts the store on a fresh
  * database of the local server (dropped after), `--kafka` the broker on librdkafka's mock cluster (`kcat`).
  * The sink is a process of its own (bench/relay/sink-process.ts). The generator sends codehost-signed,
- * unique 1 KB bodies on a fixed schedule, round-robin over `--sources` sources routed to one destination,
- * and times every answer from its scheduled moment (open-loop; see open-loop.ts).
+ * unique 1 KB bodies (made and signed before each rate's load: webhook-sender.ts) on a fixed schedule,
+ * round-robin over `--sources` sources routed to one destination, and times every answer from its scheduled
+ * moment (open-loop; see open-loop.ts).
  *
  * First the bare line: the same schedule against node:http that reads the body and answers 200, the
  * generator's own floor on this machine. Then the forward line: node:http that answers and sends each body
@@ -39,7 +40,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import type { Role } from '../../libs/config/config.js';
 import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { apiClient } from '../../libs/testing/api-client.js';
@@ -49,8 +50,9 @@ import { startRelayProcess, tempDataDir, type RelayProcess } from '../../libs/te
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
 import { startTarget } from '../ingest/target-client.js';
 import { startBenchSink, type BenchSink } from '../relay/sink-client.js';
-import { BODY_BYTES, signedWebhook } from '../signed-webhook.js';
-import { now, runOpenLoop, type Answer, type Outcome } from './open-loop.js';
+import { BODY_BYTES } from '../signed-webhook.js';
+import { now, runOpenLoop, type Outcome } from './open-loop.js';
+import { preparedWebhookSender } from './webhook-sender.js';
 import { cpuByParty, machineBusy, machineCpu, postgresServerCpuMs, processUsage, watchPeakRss } from './process-usage.js';
 import { storeWritesPerEvent, watchStoreWrites } from './store-writes.js';
 import { readKafkaRequestCounts, type KafkaRequestCounts } from './kafka-requests.js';
@@ -207,18 +209,6 @@ async function configure(apiUrl: string, sink: BenchSink): Promise<string[]> {
   return paths;
 }
 
-/** Posts signed webhooks round-robin over `paths` at `baseUrl`. */
-function webhookSender(baseUrl: string, paths: string[], dispatcher: Agent): () => Promise<Answer> {
-  let next = 0;
-  return async () => {
-    const { body, headers } = signedWebhook(SECRET);
-    const response = await request(`${baseUrl}${paths[next++ % paths.length]}`, { method: 'POST', dispatcher, headers, body });
-    const text = await response.body.text();
-    if (response.statusCode !== 200) return { status: response.statusCode };
-    return { status: 200, eventId: (JSON.parse(text) as { eventId?: string }).eventId };
-  };
-}
-
 /** The Kafka requests of every relay process so far, by API. */
 function kafkaRequests(deployment: Deployment): KafkaRequestCounts {
   const total: KafkaRequestCounts = {};
@@ -256,8 +246,9 @@ async function floorLine(sink?: BenchSink): Promise<number[]> {
   const figures: string[] = [];
   for (const rate of rates) {
     const before = (await sink?.counts())?.total ?? 0;
+    const send = preparedWebhookSender(target.ready.url, [target.ready.path], SECRET, Math.round(rate * BARE_SECONDS), dispatcher);
     const cpuBefore = machineCpu();
-    const outcomes = await runOpenLoop({ rate, seconds: BARE_SECONDS, send: webhookSender(target.ready.url, [target.ready.path], dispatcher) });
+    const outcomes = await runOpenLoop({ rate, seconds: BARE_SECONDS, send });
     const busy = machineBusy(cpuBefore, machineCpu());
     const latencies = answerLatencies(outcomes);
     const failed = outcomes.filter((outcome) => outcome.status !== 200).length;
@@ -337,6 +328,7 @@ function cpuShares(deployment: Deployment, sink: BenchSink) {
 async function soakAt(rate: number, deployment: Deployment, paths: string[], sink: BenchSink): Promise<Step> {
   const pids = deployment.processes.map((member) => member.pid);
   const dispatcher = new Agent({ connections: 1024, keepAliveTimeout: 60_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
+  const send = preparedWebhookSender(deployment.ingestUrl, paths, SECRET, Math.round(rate * seconds), dispatcher);
   const deliveredBefore = (await sink.counts()).total;
   const storeWrites = deployment.databaseUrl ? await watchStoreWrites(deployment.databaseUrl) : undefined;
   const writesBefore = await storeWrites?.settled();
@@ -352,7 +344,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const sharesBefore = machineShares.read();
   const loadStartedAt = now();
   const loadStartedMicros = monotonicMicros();
-  const outcomes = await runOpenLoop({ rate, seconds, send: webhookSender(deployment.ingestUrl, paths, dispatcher) });
+  const outcomes = await runOpenLoop({ rate, seconds, send });
   const loadEndedAt = now();
   const loadEndedMicros = monotonicMicros();
   const sharesAfter = machineShares.read();
