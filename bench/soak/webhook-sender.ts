@@ -13,7 +13,8 @@ import type { Answer } from './open-loop.js';
  */
 export function preparedWebhookSender(baseUrl: string, paths: readonly string[], secret: string, count: number, dispatcher: Dispatcher): () => Promise<Answer> {
   const { origin } = new URL(baseUrl);
-  const prepared = Array.from({ length: count }, (_, index) => {
+  // A sent one's place is emptied, so the array no longer keeps its body alive.
+  const prepared: ({ path: string; headers: string[]; body: Buffer } | undefined)[] = Array.from({ length: count }, (_, index) => {
     const { body, headers } = signedWebhook(secret);
     return { path: paths[index % paths.length]!, headers: Object.entries(headers).flat(), body: Buffer.from(body) };
   });
@@ -21,8 +22,7 @@ export function preparedWebhookSender(baseUrl: string, paths: readonly string[],
   return () => {
     const webhook = prepared[next];
     if (!webhook) return Promise.reject(new Error(`all ${count} prepared webhooks were sent`));
-    // Sent once: the array no longer keeps its body alive.
-    prepared[next++] = undefined!;
+    prepared[next++] = undefined;
     return new Promise<Answer>((resolve, reject) => {
       let status = 0;
       const chunks: Buffer[] = [];
