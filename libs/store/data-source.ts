@@ -26,6 +26,7 @@ import { SearchIndexAutomerge1795305600017 } from './migrations/0018-search-inde
 import { SearchIndexDetailNone1795305600018 } from './migrations/0019-search-index-detail-none.js';
 import { DropHandedOverAttempts1795305600019 } from './migrations/0020-drop-handed-over-attempts.js';
 import { SearchChunks1795305600020 } from './migrations/0021-search-chunks.js';
+import { SqliteSearchChunks1795305600021 } from './migrations/0022-sqlite-search-chunks.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -57,6 +58,7 @@ export const FOUNDATION_MIGRATIONS = [
   SearchIndexDetailNone1795305600018,
   DropHandedOverAttempts1795305600019,
   SearchChunks1795305600020,
+  SqliteSearchChunks1795305600021,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';

@@ -1,10 +1,12 @@
 import { expect } from 'chai';
+import type { QueryRunner } from 'typeorm';
 import { newId } from '../ids/ids.js';
 import { describeEachStore } from '../testing/store-targets.js';
-import { indexAllPending, indexSearchBatch, rarePart, resetSearchIndex, searchIndexLag, searchMatches, searchBatchSize } from './search-index.js';
+import { indexAllPending, indexSearchBatch, rarePart, resetSearchIndex, searchIndexLag, searchMatches, searchBatchSize, trigramQuery } from './search-index.js';
 import type { SqlClient } from './sql-client.js';
 import { SearchIndexDetailNone1795305600018 } from './migrations/0019-search-index-detail-none.js';
 import { SearchChunks1795305600020 } from './migrations/0021-search-chunks.js';
+import { SqliteSearchChunks1795305600021 } from './migrations/0022-sqlite-search-chunks.js';
 import { eventsInSearchIndex, insertEventRow, loseSearchIndex, openStoreFixture, type StoreFixture } from '../testing/store-fixtures.js';
 
 describeEachStore('Search index, kept behind the insert', (target) => {
@@ -36,9 +38,24 @@ describeEachStore('Search index, kept behind the insert', (target) => {
 
   const inIndex = (term: string) => eventsInSearchIndex(sql, term);
 
-  /** PostgreSQL: the indexed chunks whose text still holds `term`, whichever events they name. */
+  /** The indexed chunks whose text still holds `term` (SQLite: each of its trigrams), whichever events they name. */
   const chunksHolding = async (term: string) =>
-    Number((await sql.all<{ n: string }>('SELECT COUNT(*) AS n FROM search_chunks WHERE payload_text ILIKE ?', [`%${term}%`]))[0]!.n);
+    Number(
+      (sql.kind === 'postgres'
+        ? await sql.all<{ n: string }>('SELECT COUNT(*) AS n FROM search_chunks WHERE payload_text ILIKE ?', [`%${term}%`])
+        : await sql.all<{ n: number }>('SELECT COUNT(*) AS n FROM events_search WHERE events_search MATCH ?', [trigramQuery(term)]))[0]!.n,
+    );
+  const chunkCount = async () => (await sql.all('SELECT 1 FROM search_chunks')).length;
+
+  /** Runs migration steps on a query runner of the store's, released after. */
+  async function withRunner(steps: (runner: QueryRunner) => Promise<void>): Promise<void> {
+    const runner = fixture.store.dataSource.createQueryRunner();
+    try {
+      await steps(runner);
+    } finally {
+      await runner.release();
+    }
+  }
 
   it('stores an event without indexing it; the next batch indexes it', async () => {
     const id = await storeEvent('{"customer":"alice@example.com"}');
@@ -73,10 +90,12 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     const holder = await storeEvent('{"code":"abcd"}');
     const scattered = await storeEvent('{"codes":["abc","bcd"]}');
     await indexAllPending(sql);
-    // SQLite: the index finds both; PostgreSQL: one chunk holds both texts.
-    if (target.name === 'sqlite') expect(await inIndex('abcd')).to.deep.equal([holder, scattered].sort());
-    else expect(await chunksHolding('abc')).to.equal(1);
+    // One chunk holds both texts, and every trigram of the term.
+    expect(await chunksHolding('abc')).to.equal(1);
+    expect(await chunksHolding('bcd')).to.equal(1);
+    expect(await inIndex('abcd')).to.deep.equal([holder]);
     expect(await found('abcd')).to.deep.equal([holder]);
+    expect(await found('bcd')).to.deep.equal([holder, scattered].sort());
   });
 
   describe('a long term made of common trigrams', () => {
@@ -131,24 +150,40 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     expect(await searchIndexLag(sql)).to.equal(0);
     expect(await indexAllPending(sql)).to.equal(0);
     expect(await inIndex('doomed')).to.deep.equal([]);
-    if (sql.kind === 'postgres') expect(await chunksHolding('doomed'), 'no text outlives its event').to.equal(0);
+    expect(await chunksHolding('doomed'), 'no text outlives its event').to.equal(0);
+    expect(await chunkCount()).to.equal(0);
   });
 
-  if (target.name === 'postgres') it('indexes the other events of a chunk again when one of them is deleted or expires', async () => {
+  it('drops a chunk when every event of it is deleted, with nothing to index again', async () => {
+    for (let i = 0; i < 3; i++) await storeEvent(`{"kind":"retained","n":${i}}`);
+    await indexAllPending(sql);
+    expect(await chunkCount()).to.equal(1);
+    await sql.run('DELETE FROM events');
+    expect(await chunkCount()).to.equal(0);
+    expect(await chunksHolding('retained')).to.equal(0);
+    expect(await searchIndexLag(sql)).to.equal(0);
+    expect(await indexAllPending(sql)).to.equal(0);
+  });
+
+  it('indexes the other events of a chunk again when one of them is deleted or expires', async () => {
     const [deleted, expired, kept] = [
       await storeEvent('{"kind":"chunked","n":"one"}'),
       await storeEvent('{"kind":"chunked","n":"two"}'),
       await storeEvent('{"kind":"chunked","n":"three"}'),
     ];
     await indexAllPending(sql);
-    expect(await sql.all('SELECT id FROM search_chunks')).to.have.length(1);
+    expect(await chunkCount()).to.equal(1);
     await sql.run('DELETE FROM events WHERE id = ?', [deleted]);
-    expect(await searchIndexLag(sql), 'the two left are back in the queue').to.equal(2);
-    await indexAllPending(sql);
+    // PostgreSQL queues the two left again; SQLite marks their chunk stale, which still finds them.
+    expect(await searchIndexLag(sql), 'the two left').to.equal(sql.kind === 'postgres' ? 2 : 0);
+    expect(await inIndex('chunked')).to.deep.equal(sql.kind === 'postgres' ? [] : [expired, kept].sort());
+    // PostgreSQL indexes the two events again, SQLite their chunk.
+    expect(await indexAllPending(sql)).to.equal(sql.kind === 'postgres' ? 2 : 1);
     await sql.run('UPDATE events SET payload_text = NULL WHERE id = ?', [expired]);
-    expect(await searchIndexLag(sql)).to.equal(1);
+    expect(await searchIndexLag(sql)).to.equal(sql.kind === 'postgres' ? 1 : 0);
     expect(await found('chunked')).to.deep.equal([kept]);
     await indexAllPending(sql);
+    expect(await chunkCount()).to.equal(1);
     expect(await inIndex('chunked')).to.deep.equal([kept]);
     expect(await chunksHolding('one'), 'the deleted text is gone').to.equal(0);
     expect(await chunksHolding('two'), 'the expired text is gone').to.equal(0);
@@ -193,7 +228,8 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     await sql.run('UPDATE events SET payload_text = NULL WHERE id IN (?, ?)', [indexed, tail]);
     await indexAllPending(sql);
     expect(await inIndex('expiring')).to.deep.equal([]);
-    if (sql.kind === 'postgres') expect(await chunksHolding('expiring')).to.equal(0);
+    expect(await chunksHolding('expiring')).to.equal(0);
+    expect(await chunkCount()).to.equal(0);
     expect(await found('expiring')).to.deep.equal([]);
     expect(await searchIndexLag(sql)).to.equal(0);
   });
@@ -216,15 +252,12 @@ describeEachStore('Search index, kept behind the insert', (target) => {
     it('queues the events of the index of a row each again, found meanwhile, and indexes them in chunks', async () => {
       const ids = [await storeEvent('{"kind":"rechunked"}'), await storeEvent('{"kind":"rechunked"}')];
       const migration = new SearchChunks1795305600020();
-      const runner = fixture.store.dataSource.createQueryRunner();
-      try {
+      await withRunner(async (runner) => {
         await migration.down(runner);
         await sql.run('DELETE FROM search_pending');
         await sql.run('INSERT INTO events_search (event_id, org_id, payload_text) SELECT id, org_id, payload_text FROM events');
         await migration.up(runner);
-      } finally {
-        await runner.release();
-      }
+      });
       expect(await searchIndexLag(sql)).to.equal(2);
       expect(await found('rechunked'), 'found meanwhile, as the unindexed tail').to.deep.equal(ids.sort());
       await indexAllPending(sql);
@@ -239,15 +272,14 @@ describeEachStore('Search index, kept behind the insert', (target) => {
 
     /** The store as it was before the migration (its index in the former layout, every event indexed), then migrated. */
     async function migrateFromFormerLayout(): Promise<void> {
-      const migration = new SearchIndexDetailNone1795305600018();
-      const runner = fixture.store.dataSource.createQueryRunner();
-      try {
-        await migration.down(runner);
-        await indexAllPending(sql);
-        await migration.up(runner);
-      } finally {
-        await runner.release();
-      }
+      const [detailNone, chunks] = [new SearchIndexDetailNone1795305600018(), new SqliteSearchChunks1795305600021()];
+      await withRunner(async (runner) => {
+        await chunks.down(runner);
+        await detailNone.down(runner);
+        await indexEachEvent();
+        await detailNone.up(runner);
+        await chunks.up(runner);
+      });
     }
 
     it('rebuilds a small index in the new layout behind it, searches complete meanwhile', async () => {
@@ -280,6 +312,32 @@ describeEachStore('Search index, kept behind the insert', (target) => {
       expect(await searchIndexLag(sql)).to.equal(50_002);
     });
   });
+
+  if (target.name === 'sqlite') describe('migration 0022: chunks of events', () => {
+    it('takes the index of a row an event as chunks of one, searched alike, without indexing again', async () => {
+      const ids = [await storeEvent('{"kind":"kept whole"}'), await storeEvent('{"kind":"kept whole"}')];
+      const migration = new SqliteSearchChunks1795305600021();
+      await withRunner(async (runner) => {
+        await migration.down(runner);
+        await indexEachEvent();
+        await migration.up(runner);
+      });
+      expect(await searchIndexLag(sql)).to.equal(0);
+      expect(await chunkCount()).to.equal(2);
+      expect(await inIndex('kept whole')).to.deep.equal(ids.sort());
+      await sql.run('DELETE FROM events WHERE id = ?', [ids[0]]);
+      expect(await chunkCount()).to.equal(1);
+      const later = await storeEvent('{"kind":"kept whole"}');
+      await indexAllPending(sql);
+      expect(await found('kept whole')).to.deep.equal([ids[1]!, later].sort());
+    });
+  });
+
+  /** SQLite, before migration 0022: every event indexed in a row of its own, as the indexer did. */
+  async function indexEachEvent(): Promise<void> {
+    await sql.run('INSERT INTO events_search (rowid, payload_text) SELECT rowid, payload_text FROM events WHERE payload_text IS NOT NULL');
+    await sql.run('UPDATE search_index_state SET indexed_through = (SELECT COALESCE(MAX(rowid), 0) FROM events)');
+  }
 
   // FTS5's setting; PostgreSQL's trigram index has no such knob.
   if (target.name === 'sqlite') it('merges its segments 16 at a time, the setting kept across a rebuild', async () => {

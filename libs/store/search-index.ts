@@ -5,30 +5,37 @@ import type { SqlClient } from './sql-client.js';
 /**
  * The payload search index, kept behind the router's insert (docs/DECISIONS.md, "Search off the hot
  * path"): this module owns what is indexed, what is not yet, and how a search reads both. The tables and
- * triggers are migration 0012's; SQLite's index layout is migration 0019's.
+ * triggers are migration 0012's; SQLite's index layout is migration 0019's, and its chunks 0022's.
  *
- * SQLite: events up to the rowid `search_index_state.indexed_through` are in the FTS5 table
- * `events_search`; the later ones are the unindexed tail. PostgreSQL: `search_chunks` holds the words of
- * the indexed texts, up to `PG_CHUNK_EVENTS` events of one organization a row (migration 0021; `chunkWords`),
- * `search_pending` the ids of events whose text is not indexed yet.
+ * Both index chunks of up to `CHUNK_EVENTS` events a row. SQLite: events up to the rowid
+ * `search_index_state.indexed_through` are in the FTS5 table `events_search`, a row per run of
+ * consecutive events holding their texts, which `search_chunks` names by its last event's rowid and holds
+ * its first and whether it is stale (migration 0022); the later events are the unindexed tail.
+ * PostgreSQL: `search_chunks` holds each word of up to `CHUNK_EVENTS` events of one organization once a
+ * row (migration 0021; `chunkWords`), `search_pending` the ids of events whose text is not indexed yet.
  */
 
 /**
  * Events one indexing batch takes. SQLite: the transaction holds the file's one write lock (the router's
  * and recorder's transactions wait for it, on another thread's connection or behind it on the same), so a
- * batch stays short (64 made delivery latency's p99 worse under load; docs/DECISIONS.md).
+ * batch stays short (64 made delivery latency's p99 worse under load; docs/DECISIONS.md). 32 in chunks
+ * hold it about as long as 16 did a row an event, and cost less an event than 16 (fewer commits).
  * PostgreSQL: the statement runs on the server while the loop goes on, and each batch is a round trip and
  * a commit, so a batch is larger.
  */
-export const searchBatchSize = (sql: Pick<SqlClient, 'kind'>) => (sql.kind === 'postgres' ? 256 : 16);
+export const searchBatchSize = (sql: Pick<SqlClient, 'kind'>) => (sql.kind === 'postgres' ? 256 : 32);
 
 /**
- * PostgreSQL: events whose texts share one row of the trigram index. Their shared trigrams are one entry,
- * not one each: the indexer took 156-238 µs of CPU an event with 8 or 16 a row against 277-328 with one
- * (relay and server, 1 KB code-host payloads), but a search fetches every event of each chunk it finds
- * to check it, and 16 made a rare term's search 60% slower where 8 left it as it was (docs/DECISIONS.md).
+ * Events whose texts share one row of the trigram index. Their shared trigrams are one entry, not one
+ * each: on PostgreSQL the indexer took 156-238 µs of CPU an event with 8 or 16 a row against 277-328 with
+ * one (relay and server, 1 KB code-host payloads), but a search fetches every event of each chunk it finds
+ * to check it, and 16 made a rare term's search 60% slower where 8 left it as it was. SQLite's FTS5 index
+ * took 72-74 µs an event with 8 a row against 97-107 with one (docs/DECISIONS.md).
  */
-export const PG_CHUNK_EVENTS = 8;
+export const CHUNK_EVENTS = 8;
+
+/** SQLite: stale chunks (an event of them deleted or its text changed) one batch indexes again. */
+const STALE_CHUNKS_A_BATCH = 16;
 
 const CHUNK_INSERT = { head: 'INSERT INTO search_chunks (org_id, event_ids, payload_text)', row: '(?, ?::varchar[], ?)' };
 
@@ -38,7 +45,7 @@ interface IndexedText {
   payload_text: string;
 }
 
-/** Events in id order, as chunk rows: up to PG_CHUNK_EVENTS of one organization each, with their texts' words. */
+/** PostgreSQL: events in id order, as chunk rows: up to CHUNK_EVENTS of one organization each, with their texts' words. */
 function chunksOf(events: IndexedText[]): unknown[][] {
   const byOrg = new Map<string, IndexedText[]>();
   for (const event of events) {
@@ -47,8 +54,8 @@ function chunksOf(events: IndexedText[]): unknown[][] {
     else byOrg.set(event.org_id, [event]);
   }
   return [...byOrg].flatMap(([orgId, orgEvents]) =>
-    Array.from({ length: Math.ceil(orgEvents.length / PG_CHUNK_EVENTS) }, (_, index) => {
-      const chunk = orgEvents.slice(index * PG_CHUNK_EVENTS, (index + 1) * PG_CHUNK_EVENTS);
+    Array.from({ length: Math.ceil(orgEvents.length / CHUNK_EVENTS) }, (_, index) => {
+      const chunk = orgEvents.slice(index * CHUNK_EVENTS, (index + 1) * CHUNK_EVENTS);
       return [orgId, chunk.map((event) => event.id), chunkWords(chunk.map((event) => event.payload_text))];
     }),
   );
@@ -84,7 +91,10 @@ export function chunkMayHold(term: string): { condition: string; params: string[
   return { condition: words.map(() => `payload_text ILIKE ? ESCAPE '\\'`).join(' AND ') || 'TRUE', params: words.map(likePattern) };
 }
 
-/** Indexes up to `limit` events not yet indexed, oldest first; returns how many it took. */
+/**
+ * Indexes up to `limit` events not yet indexed, oldest first (SQLite: after indexing its stale chunks
+ * again); returns how many it took, events and stale chunks: 0 when nothing was left.
+ */
 export async function indexSearchBatch(sql: SqlClient, limit = searchBatchSize(sql)): Promise<number> {
   if (sql.kind === 'postgres') {
     return sql.transaction(async (tx) => {
@@ -102,21 +112,51 @@ export async function indexSearchBatch(sql: SqlClient, limit = searchBatchSize(s
       return taken.length;
     });
   }
-  return sql.transaction(async (tx) => {
-    // Inside the write transaction no other insert is in flight: every rowid up to the batch's last is final.
-    const [range] = await tx.all<{ after: number; through: number | null; taken: number }>(
-      `SELECT s.indexed_through AS after, MAX(b.rowid) AS through, COUNT(b.rowid) AS taken FROM search_index_state s
-       LEFT JOIN (SELECT rowid FROM events WHERE rowid > (SELECT indexed_through FROM search_index_state) ORDER BY rowid LIMIT ?) b ON 1 = 1`,
-      [limit],
-    );
-    if (!range || range.through === null) return 0;
-    await tx.run('INSERT INTO events_search (rowid, payload_text) SELECT rowid, payload_text FROM events WHERE rowid > ? AND rowid <= ? AND payload_text IS NOT NULL', [
-      range.after,
-      range.through,
-    ]);
-    await tx.run('UPDATE search_index_state SET indexed_through = ?', [range.through]);
-    return range.taken;
-  });
+  return sql.transaction((tx) => indexSqliteBatch(tx, limit));
+}
+
+async function indexSqliteBatch(tx: SqlClient, limit: number): Promise<number> {
+  let taken = 0;
+  // The newest first: one above the mark (its newest events were deleted, and the mark lowered) must take
+  // its survivors' range before new events' chunks take rowids above them.
+  const stale = await tx.all<{ last_rowid: number; first_rowid: number }>(
+    'SELECT last_rowid, first_rowid FROM search_chunks WHERE stale = 1 ORDER BY last_rowid DESC LIMIT ?',
+    [STALE_CHUNKS_A_BATCH],
+  );
+  for (const chunk of stale) {
+    await tx.run('DELETE FROM events_search WHERE rowid = ?', [chunk.last_rowid]);
+    await tx.run('DELETE FROM search_chunks WHERE last_rowid = ?', [chunk.last_rowid]);
+    // Up to the mark only: a rowid above it is a new event's, which SQLite gave again after the newest were deleted.
+    const [through] = await tx.all<{ mark: number }>('SELECT MIN(?, indexed_through) AS mark FROM search_index_state', [chunk.last_rowid]);
+    await indexSqliteChunks(tx, chunk.first_rowid, through!.mark);
+    taken += 1;
+  }
+  if (stale.length === STALE_CHUNKS_A_BATCH) return taken;
+  // Inside the write transaction no other insert is in flight: every rowid up to the batch's last is final.
+  const [range] = await tx.all<{ after: number; through: number | null; taken: number }>(
+    `SELECT s.indexed_through AS after, MAX(b.rowid) AS through, COUNT(b.rowid) AS taken FROM search_index_state s
+     LEFT JOIN (SELECT rowid FROM events WHERE rowid > (SELECT indexed_through FROM search_index_state) ORDER BY rowid LIMIT ?) b ON 1 = 1`,
+    [limit],
+  );
+  if (!range || range.through === null) return taken;
+  await indexSqliteChunks(tx, range.after + 1, range.through);
+  await tx.run('UPDATE search_index_state SET indexed_through = ?', [range.through]);
+  return taken + range.taken;
+}
+
+/** SQLite: the events of a rowid range that have a text, in chunks of CHUNK_EVENTS consecutive ones. */
+const SQLITE_CHUNKS = `WITH chunked AS (SELECT rowid, payload_text, (row_number() OVER (ORDER BY rowid) - 1) / ${CHUNK_EVENTS} AS chunk
+  FROM events WHERE rowid BETWEEN ? AND ? AND payload_text IS NOT NULL)`;
+
+/**
+ * SQLite: indexes the events of a rowid range in chunks, each named by its last event's rowid. A chunk's
+ * row holds its texts whole, a line each: unlike PostgreSQL's words (`chunkWords`), a term's trigrams
+ * across punctuation stay in it, which keeps the chunks a term's trigrams find about as few as the events
+ * were (a term spanning two words of common trigrams found every chunk, and took 190 ms against 10).
+ */
+async function indexSqliteChunks(tx: SqlClient, first: number, last: number): Promise<void> {
+  await tx.run(`${SQLITE_CHUNKS} INSERT INTO events_search (rowid, payload_text) SELECT MAX(rowid), group_concat(payload_text, char(10)) FROM chunked GROUP BY chunk`, [first, last]);
+  await tx.run(`${SQLITE_CHUNKS} INSERT INTO search_chunks (last_rowid, first_rowid) SELECT MAX(rowid), MIN(rowid) FROM chunked GROUP BY chunk`, [first, last]);
 }
 
 /** Stored events whose payload text the index does not hold yet. */
@@ -157,7 +197,10 @@ export function resetSearchIndex(sql: SqlClient): Promise<void> {
     if (tx.kind === 'postgres') {
       await tx.run('DELETE FROM search_chunks');
       await tx.run('INSERT INTO search_pending (event_id) SELECT id FROM events WHERE payload_text IS NOT NULL ON CONFLICT DO NOTHING');
-    } else await recreateSqliteSearchIndex((statement) => tx.run(statement));
+    } else {
+      await tx.run('DELETE FROM search_chunks');
+      await recreateSqliteSearchIndex((statement) => tx.run(statement));
+    }
   });
 }
 
@@ -200,10 +243,10 @@ export async function rarePart(sql: SqlClient, orgId: string, text: string): Pro
 /**
  * The keys (`column`, selected as `match_key`) of the organization's events whose payload text holds `text`, case-insensitively:
  * those the index finds, and those of the unindexed tail, checked one by one (few, while the indexer
- * keeps up). Null on SQLite for a term shorter than a trigram, which no index answers. The index is
- * asked for `part` (a part of `text`: rarePart); each event it finds is checked for `text` in its own
- * text, as SQLite's index holds no trigram positions (migration 0019) and PostgreSQL's finds chunks of
- * several events (migration 0021).
+ * keeps up). Null on SQLite for a term shorter than a trigram, which no index answers. The
+ * index is asked for `part` (a part of `text`: rarePart); each event it finds is checked for `text` in its
+ * own text, as both indexes find chunks of several events (migrations 0021 and 0022), and SQLite's holds
+ * no trigram positions (migration 0019).
  */
 export function searchMatches(sql: SqlClient, orgId: string, text: string, part = text): { column: string; query: string; params: unknown[] } | null {
   if (sql.kind === 'postgres') {
@@ -224,9 +267,13 @@ export function searchMatches(sql: SqlClient, orgId: string, text: string, part 
   const tail = sqliteTextHolds('payload_text', text);
   return {
     column: 'e.rowid',
-    query: `SELECT s.rowid AS match_key FROM events_search s JOIN events v ON v.rowid = s.rowid WHERE events_search MATCH ? AND ${found.condition}
+    // The chunks that may hold `part`, then each of their events holding `text` in its own text. `+v.org_id`
+    // keeps the organization's index out of the plan: by it SQLite read all of the organization's events for
+    // each chunk (seconds), where the chunk's rowid range is a few rows.
+    query: `SELECT v.rowid AS match_key FROM events_search s JOIN search_chunks c ON c.last_rowid = s.rowid
+      JOIN events v ON v.rowid BETWEEN c.first_rowid AND c.last_rowid WHERE events_search MATCH ? AND +v.org_id = ? AND ${found.condition}
       UNION ALL SELECT rowid AS match_key FROM events WHERE rowid > (SELECT indexed_through FROM search_index_state) AND org_id = ? AND ${tail.condition}`,
-    params: [match, ...found.params, orgId, ...tail.params],
+    params: [match, orgId, ...found.params, orgId, ...tail.params],
   };
 }
 
@@ -239,11 +286,10 @@ export function sqliteTextHolds(column: string, term: string): { condition: stri
 }
 
 /**
- * SQLite: the FTS5 query for the events that may hold `text`: all of its trigrams (by code point, as the
- * trigram tokenizer counts), since the index knows which events hold a trigram but not where (migration
- * 0019's layout; the same query serves an index of the layout before). Every event holding the term holds
- * each of them; the events found are checked for the term itself. Null for a term shorter than a
- * trigram, which the index cannot answer.
+ * SQLite: the FTS5 query for the chunks that may hold `text`: all of its trigrams (by code point, as the
+ * trigram tokenizer counts), since the index knows which chunks hold a trigram but not where (migration
+ * 0019's layout). Every chunk holding the term holds each of them; the events found are checked for the
+ * term itself. Null for a term shorter than a trigram, which the index cannot answer.
  */
 export function trigramQuery(text: string): string | null {
   const points = [...text];

@@ -5,7 +5,7 @@ import type { OrganizationRow } from '../store/entities/organization.js';
 import type { SourceRow } from '../store/entities/source.js';
 import type { SqlClient } from '../store/sql-client.js';
 import { openStore, type Store } from '../store/store.js';
-import { chunkMayHold, likePattern, trigramQuery } from '../store/search-index.js';
+import { chunkMayHold, likePattern, sqliteTextHolds, trigramQuery } from '../store/search-index.js';
 
 /** A migrated, empty store on one backend, and a way to add sources (rows other tables point at) to one organization. */
 export interface StoreFixture {
@@ -84,17 +84,22 @@ export async function insertEventRow(sql: SqlClient, orgId: string, sourceId: st
 
 /**
  * The events the search index itself finds for `term` (nothing of the unindexed tail), ordered by id.
- * PostgreSQL's chunks name several events each and hold their words: those whose own text holds the term.
+ * The chunks of both stores name several events each and hold their words: those whose own text holds the term.
  */
 export async function eventsInSearchIndex(sql: SqlClient, term: string): Promise<string[]> {
   const chunks = chunkMayHold(term);
+  const holds = sqliteTextHolds('e.payload_text', term);
   const rows =
     sql.kind === 'postgres'
       ? await sql.all<{ id: string }>(
           `SELECT id FROM events WHERE payload_text ILIKE ? ESCAPE '\\' AND id IN (SELECT unnest(event_ids) FROM search_chunks WHERE ${chunks.condition}) ORDER BY id`,
           [likePattern(term), ...chunks.params],
         )
-      : await sql.all<{ id: string }>('SELECT id FROM events WHERE rowid IN (SELECT rowid FROM events_search WHERE events_search MATCH ?) ORDER BY id', [trigramQuery(term)]);
+      : await sql.all<{ id: string }>(
+          `SELECT e.id FROM events_search s JOIN search_chunks c ON c.last_rowid = s.rowid JOIN events e ON e.rowid BETWEEN c.first_rowid AND c.last_rowid
+           WHERE events_search MATCH ? AND ${holds.condition} ORDER BY e.id`,
+          [trigramQuery(term), ...holds.params],
+        );
   return rows.map((row) => row.id);
 }
 

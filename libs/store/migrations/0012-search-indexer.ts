@@ -49,6 +49,11 @@ async function upSqlite(runner: QueryRunner): Promise<void> {
   await runner.query('CREATE TABLE search_index_state (id integer PRIMARY KEY CHECK (id = 1), indexed_through integer NOT NULL)');
   // Every stored event was indexed by the insert trigger until now.
   await runner.query('INSERT INTO search_index_state (id, indexed_through) SELECT 1, COALESCE(MAX(rowid), 0) FROM events');
+  await createSqliteIndexerTriggers(runner);
+}
+
+/** SQLite: the triggers that keep an index of a row an event right on deletes and payload changes (also migration 0022's down). */
+export async function createSqliteIndexerTriggers(runner: Pick<QueryRunner, 'query'>): Promise<void> {
   // Deleting a rowid the contentless index does not hold is a no-op, so no check of the mark here.
   await runner.query(`CREATE TRIGGER events_search_delete AFTER DELETE ON events BEGIN
     DELETE FROM events_search WHERE rowid = old.rowid;
