@@ -119,16 +119,15 @@ async function indexSqliteBatch(tx: SqlClient, limit: number): Promise<number> {
   let taken = 0;
   // The newest first: one above the mark (its newest events were deleted, and the mark lowered) must take
   // its survivors' range before new events' chunks take rowids above them.
-  const stale = await tx.all<{ last_rowid: number; first_rowid: number }>(
-    'SELECT last_rowid, first_rowid FROM search_chunks WHERE stale = 1 ORDER BY last_rowid DESC LIMIT ?',
+  const stale = await tx.all<{ last_rowid: number; first_rowid: number; mark: number }>(
+    'SELECT last_rowid, first_rowid, (SELECT indexed_through FROM search_index_state) AS mark FROM search_chunks WHERE stale = 1 ORDER BY last_rowid DESC LIMIT ?',
     [STALE_CHUNKS_A_BATCH],
   );
   for (const chunk of stale) {
     await tx.run('DELETE FROM events_search WHERE rowid = ?', [chunk.last_rowid]);
     await tx.run('DELETE FROM search_chunks WHERE last_rowid = ?', [chunk.last_rowid]);
     // Up to the mark only: a rowid above it is a new event's, which SQLite gave again after the newest were deleted.
-    const [through] = await tx.all<{ mark: number }>('SELECT MIN(?, indexed_through) AS mark FROM search_index_state', [chunk.last_rowid]);
-    await indexSqliteChunks(tx, chunk.first_rowid, through!.mark);
+    await indexSqliteChunks(tx, chunk.first_rowid, Math.min(chunk.last_rowid, chunk.mark));
     taken += 1;
   }
   if (stale.length === STALE_CHUNKS_A_BATCH) return taken;
@@ -270,12 +269,18 @@ export function searchMatches(sql: SqlClient, orgId: string, text: string, part 
     // The chunks that may hold `part`, then each of their events holding `text` in its own text. `+v.org_id`
     // keeps the organization's index out of the plan: by it SQLite read all of the organization's events for
     // each chunk (seconds), where the chunk's rowid range is a few rows.
-    query: `SELECT v.rowid AS match_key FROM events_search s JOIN search_chunks c ON c.last_rowid = s.rowid
-      JOIN events v ON v.rowid BETWEEN c.first_rowid AND c.last_rowid WHERE events_search MATCH ? AND +v.org_id = ? AND ${found.condition}
+    query: `SELECT v.rowid AS match_key FROM ${sqliteIndexedEvents('v')} WHERE events_search MATCH ? AND +v.org_id = ? AND ${found.condition}
       UNION ALL SELECT rowid AS match_key FROM events WHERE rowid > (SELECT indexed_through FROM search_index_state) AND org_id = ? AND ${tail.condition}`,
     params: [match, orgId, ...found.params, orgId, ...tail.params],
   };
 }
+
+/**
+ * SQLite: the index's chunks joined to their events, as `alias`: with `events_search MATCH ?`, the events
+ * of the chunks that hold a term's trigrams, each still to be checked for the term in its own text.
+ */
+export const sqliteIndexedEvents = (alias: string) =>
+  `events_search s JOIN search_chunks c ON c.last_rowid = s.rowid JOIN events ${alias} ON ${alias}.rowid BETWEEN c.first_rowid AND c.last_rowid`;
 
 /**
  * SQLite: whether `column` holds `term` case-insensitively. The term is folded here, once, and each row by

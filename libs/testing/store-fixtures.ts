@@ -5,7 +5,7 @@ import type { OrganizationRow } from '../store/entities/organization.js';
 import type { SourceRow } from '../store/entities/source.js';
 import type { SqlClient } from '../store/sql-client.js';
 import { openStore, type Store } from '../store/store.js';
-import { chunkMayHold, likePattern, sqliteTextHolds, trigramQuery } from '../store/search-index.js';
+import { chunkMayHold, likePattern, sqliteIndexedEvents, sqliteTextHolds, trigramQuery } from '../store/search-index.js';
 
 /** A migrated, empty store on one backend, and a way to add sources (rows other tables point at) to one organization. */
 export interface StoreFixture {
@@ -84,7 +84,8 @@ export async function insertEventRow(sql: SqlClient, orgId: string, sourceId: st
 
 /**
  * The events the search index itself finds for `term` (nothing of the unindexed tail), ordered by id.
- * The chunks of both stores name several events each and hold their words: those whose own text holds the term.
+ * The chunks of both stores name several events each and hold their words (PostgreSQL) or texts (SQLite):
+ * those events whose own text holds the term.
  */
 export async function eventsInSearchIndex(sql: SqlClient, term: string): Promise<string[]> {
   const chunks = chunkMayHold(term);
@@ -96,8 +97,7 @@ export async function eventsInSearchIndex(sql: SqlClient, term: string): Promise
           [likePattern(term), ...chunks.params],
         )
       : await sql.all<{ id: string }>(
-          `SELECT e.id FROM events_search s JOIN search_chunks c ON c.last_rowid = s.rowid JOIN events e ON e.rowid BETWEEN c.first_rowid AND c.last_rowid
-           WHERE events_search MATCH ? AND ${holds.condition} ORDER BY e.id`,
+          `SELECT e.id FROM ${sqliteIndexedEvents('e')} WHERE events_search MATCH ? AND ${holds.condition} ORDER BY e.id`,
           [trigramQuery(term), ...holds.params],
         );
   return rows.map((row) => row.id);
