@@ -20,7 +20,8 @@
  * request answered, >= 98% of it forwarded during the load) is one this machine leaves room for today. Then, per offered rate, after the previous rate's backlog drained:
  * ingest p50/p99/max from the schedule, requests not acknowledged, deliveries per second during the load,
  * the backlog when the load ended and how long it took to drain, ingest -> delivery p50/p99 (sink arrival
- * minus the scheduled moment), the relay's peak RSS and its CPU time per event (load and drain; with `--split`,
+ * minus the scheduled moment), how far behind the search index was when the deliveries had drained and how long
+ * it took to catch up, the relay's peak RSS and its CPU time per event (load, drain and the index's catch-up; with `--split`,
  * each process's too; and who kept the machine's cores busy during the load: the relay, the PostgreSQL server,
  * the mock cluster, the sink, the generator and the rest; with `--postgres`, the commits and rows its database wrote per event and how much it
  * grew, from the server's statistics of that database; with `--kafka`, its Kafka requests per event by API
@@ -306,6 +307,12 @@ async function gatewayThreads(deployment: Deployment): Promise<{ loopDelay: stri
   };
 }
 
+/** Events the search index does not hold yet, as the relay's processes publish it (each indexing pass, twice a second). */
+async function searchIndexLag(deployment: Deployment): Promise<number> {
+  const expositions = await Promise.all(deployment.processes.map((member) => member.metrics()));
+  return Math.max(0, ...expositions.map((text) => Number(/^relay_search_index_lag_events(?:\{[^}]*\})? (\S+)$/m.exec(text)?.[1] ?? 0)));
+}
+
 /**
  * Who uses the machine's cores: the relay, the PostgreSQL server (with `--postgres`; the local server
  * serves nothing else during the run), the mock cluster (with `--kafka`), the sink, and this process (the
@@ -361,6 +368,11 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
     delivered = (await sink.counts()).total - deliveredBefore;
   }
   const drainedAt = now();
+  // The search index may have given way to the load (apps/router/search-indexer.ts): its catch-up is this
+  // rate's work too, so the CPU figures wait for it, and the next rate starts with it done.
+  const indexLagAtEnd = await searchIndexLag(deployment);
+  while ((await searchIndexLag(deployment)) > 0 && now() - drainedAt < DRAIN_TIMEOUT_MS) await new Promise((resolve) => setTimeout(resolve, 250));
+  const indexedAt = now();
   const usage = processUsage(pids);
   const roleCpuMs = pids.map((pid, index) => processUsage([pid]).cpuMs - roleUsageBefore[index]!);
   // The counts are written four times a second: wait for a write made after the drain.
@@ -387,6 +399,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
       `ingest -> delivery p50 ${ms(nearestRank(e2e, 50))} p99 ${ms(e2eP99)}; relay RSS peak ${mb(peakRss)}, ` +
       `cpu ${perEventCpu(usage.cpuMs - usageBefore.cpuMs)} us/event => ${sustained ? 'sustained' : 'NOT sustained'}`,
   );
+  console.log(`      search index: ${indexLagAtEnd} events behind when the deliveries had drained, caught up ${((indexedAt - drainedAt) / 1000).toFixed(1)} s later`);
   console.log(`      during the load: event-loop delay of the thread taking the webhooks ${loopDelay}; ${machine}; heap by thread at its end: ${heaps}`);
   console.log(`      ${hopWaitsLine(hopsBefore, hopsAfter)}`);
   console.log(`      who kept the cores busy during the load: ${machineShares.cores(sharesBefore, sharesAfter, loadSeconds)}`);
