@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { waitFor } from '../testing/wait-for.js';
-import { openSqlClient, type SqlClient } from './sql-client.js';
+import { metAnotherConnection, openSqlClient, type SqlClient } from './sql-client.js';
 
 describe('SQL client on SQLite', () => {
   let dataDir: string;
@@ -60,5 +60,10 @@ describe('SQL client on SQLite', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it('waits out the codes of another connection at work, and fails at once on any other', () => {
+    expect(['SQLITE_BUSY', 'SQLITE_BUSY_RECOVERY', 'SQLITE_BUSY_SNAPSHOT'].filter(metAnotherConnection)).to.have.length(3);
+    expect(['SQLITE_BUSY_TIMEOUT', 'SQLITE_LOCKED', 'SQLITE_FULL', 'SQLITE_CONSTRAINT', undefined].filter(metAnotherConnection)).to.deep.equal([]);
   });
 });

@@ -34,6 +34,14 @@ const SQLITE_BUSY_TIMEOUT_MS = 10_000;
 const LOCKED_WRITE_BACKOFF: BackoffOptions = { initialMs: 1, maxMs: 16 };
 
 /**
+ * SQLite's codes for a statement that met another connection at work and may go once it is done: its write
+ * lock (SQLITE_BUSY), its rebuilding of the WAL index (SQLITE_BUSY_RECOVERY: met at a relay's start, on the
+ * dedup journal's new file, which then failed to open), or its commit since this statement's snapshot
+ * (SQLITE_BUSY_SNAPSHOT).
+ */
+export const metAnotherConnection = (code: unknown) => typeof code === 'string' && /^SQLITE_BUSY(_RECOVERY|_SNAPSHOT)?$/.test(code);
+
+/**
  * Runs `attempt` until it no longer meets another connection's write lock, waiting between tries on a timer.
  * SQLite's own busy handler would sleep inside the call, holding this thread's event loop still while a
  * pipeline thread commits: ingest answers and the broker's port would wait behind it.
@@ -44,7 +52,7 @@ async function whenUnlocked<T>(attempt: () => T): Promise<T> {
     try {
       return attempt();
     } catch (error) {
-      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      if (!metAnotherConnection((error as { code?: unknown }).code) || Date.now() >= deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, backoffDelay(LOCKED_WRITE_BACKOFF, failures)));
     }
   }
