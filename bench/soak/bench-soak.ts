@@ -45,6 +45,7 @@ import { Agent } from 'undici';
 import type { Role } from '../../libs/config/config.js';
 import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { apiClient } from '../../libs/testing/api-client.js';
+import { sampleSum } from '../../libs/testing/metric-samples.js';
 import { startKafkaMock } from '../../libs/testing/kafka-mock.js';
 import { createTestDatabase } from '../../libs/testing/postgres.js';
 import { startRelayProcess, tempDataDir, type RelayProcess } from '../../libs/testing/relay-child-process.js';
@@ -310,7 +311,7 @@ async function gatewayThreads(deployment: Deployment): Promise<{ loopDelay: stri
 /** Events the search index does not hold yet, as the relay's processes publish it (each indexing pass, twice a second). */
 async function searchIndexLag(deployment: Deployment): Promise<number> {
   const expositions = await Promise.all(deployment.processes.map((member) => member.metrics()));
-  return Math.max(0, ...expositions.map((text) => Number(/^relay_search_index_lag_events(?:\{[^}]*\})? (\S+)$/m.exec(text)?.[1] ?? 0)));
+  return Math.max(0, ...expositions.map((text) => sampleSum(text, 'relay_search_index_lag_events')));
 }
 
 /**
@@ -371,7 +372,9 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   // The search index may have given way to the load (apps/router/search-indexer.ts): its catch-up is this
   // rate's work too, so the CPU figures wait for it, and the next rate starts with it done.
   const indexLagAtEnd = await searchIndexLag(deployment);
-  while ((await searchIndexLag(deployment)) > 0 && now() - drainedAt < DRAIN_TIMEOUT_MS) await new Promise((resolve) => setTimeout(resolve, 250));
+  for (let lag = indexLagAtEnd; lag > 0 && now() - drainedAt < DRAIN_TIMEOUT_MS; lag = await searchIndexLag(deployment)) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
   const indexedAt = now();
   const usage = processUsage(pids);
   const roleCpuMs = pids.map((pid, index) => processUsage([pid]).cpuMs - roleUsageBefore[index]!);
