@@ -62,6 +62,29 @@ describe('SQL client on SQLite', () => {
     }
   });
 
+  it("keeps a statement's rollback pages in memory: a batch inside a transaction opens no temporary file", async () => {
+    await sql.run('CREATE TABLE rows (id INTEGER PRIMARY KEY, value BLOB NOT NULL)');
+    await sql.transaction(async (tx) => {
+      for (let n = 0; n < 200; n++) await tx.run('INSERT INTO rows (value) VALUES (?)', [Buffer.alloc(1024, 1)]);
+    });
+    // SQLite unlinks its temporary files as it opens them; only the process's open descriptors show them.
+    const temporaryFiles = () =>
+      fs.readdirSync('/proc/self/fd').flatMap((fd) => {
+        try {
+          return [fs.readlinkSync(`/proc/self/fd/${fd}`)].filter((target) => target.includes('etilqs_'));
+        } catch {
+          return [];
+        }
+      });
+    const opened = await sql.transaction(async (tx) => {
+      // About 50 pages changed by one statement: past the 64 KiB SQLite keeps in memory by default.
+      await tx.run('UPDATE rows SET value = ?', [Buffer.alloc(1024, 2)]);
+      return temporaryFiles();
+    });
+    expect(opened).to.deep.equal([]);
+    expect(await sql.all('SELECT COUNT(*) AS count FROM rows WHERE value = ?', [Buffer.alloc(1024, 2)])).to.deep.equal([{ count: 200 }]);
+  });
+
   it('waits out the codes of another connection at work, and fails at once on any other', () => {
     expect(['SQLITE_BUSY', 'SQLITE_BUSY_RECOVERY', 'SQLITE_BUSY_SNAPSHOT'].filter(metAnotherConnection)).to.have.length(3);
     expect(['SQLITE_BUSY_TIMEOUT', 'SQLITE_LOCKED', 'SQLITE_FULL', 'SQLITE_CONSTRAINT', undefined].filter(metAnotherConnection)).to.deep.equal([]);

@@ -68,6 +68,10 @@ function sqliteClient(file: string, onBackgroundError: (error: Error) => void, c
   // Checkpoints run on a thread of their own (below): in a commit they would stall the event loop.
   db.pragma('wal_autocheckpoint = 0');
   db.pragma('journal_size_limit = 67108864');
+  // A statement inside a transaction keeps the pages it changes for its own rollback; past 64 KiB SQLite moves
+  // them to a temporary file, two more system calls a page (the pipeline's batches did, about two an event).
+  // The statements here are bounded batches, so they stay in memory.
+  db.pragma('temp_store = MEMORY');
   db.defaultSafeIntegers(false);
   // SQLite's LOWER folds ASCII letters only; searches fold all of Unicode, as PostgreSQL's ILIKE does.
   db.function('unicode_lower', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? text.toLowerCase() : text));
