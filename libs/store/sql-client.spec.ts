@@ -68,14 +68,14 @@ describe('SQL client on SQLite', () => {
       for (let n = 0; n < 200; n++) await tx.run('INSERT INTO rows (value) VALUES (?)', [Buffer.alloc(1024, 1)]);
     });
     // SQLite unlinks its temporary files as it opens them; only the process's open descriptors show them.
-    const temporaryFiles = () =>
-      fs.readdirSync('/proc/self/fd').flatMap((fd) => {
-        try {
-          return [fs.readlinkSync(`/proc/self/fd/${fd}`)].filter((target) => target.includes('etilqs_'));
-        } catch {
-          return [];
-        }
-      });
+    const openTarget = (fd: string) => {
+      try {
+        return fs.readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return ''; // closed since the directory was read (readdir's own descriptor)
+      }
+    };
+    const temporaryFiles = () => fs.readdirSync('/proc/self/fd').map(openTarget).filter((target) => target.includes('etilqs_'));
     const opened = await sql.transaction(async (tx) => {
       // About 50 pages changed by one statement: past the 64 KiB SQLite keeps in memory by default.
       await tx.run('UPDATE rows SET value = ?', [Buffer.alloc(1024, 2)]);
