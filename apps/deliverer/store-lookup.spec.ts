@@ -8,6 +8,7 @@ import { createSecretBox, type SecretBox } from '../../libs/secrets/secret-box.j
 import { generateSigningSecret } from '../../libs/secrets/signing-secret.js';
 import type { DestinationRow } from '../../libs/store/entities/destination.js';
 import { openStore, type Store } from '../../libs/store/store.js';
+import { destinationRow } from '../../libs/testing/store-fixtures.js';
 import { createCachedLookup } from './cached-lookup.js';
 import type { DeliveryLookup } from '../../libs/delivery/delivery-lookup.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
@@ -31,29 +32,20 @@ describe('delivery lookups', function () {
   });
 
   async function addDestination(authType: DestinationRow['authType'], authConfig: Record<string, string> | null) {
-    const at = Date.now();
-    return store.destinations.insert({
-      id: newId('dst'),
-      orgId,
-      name: 'Billing',
-      slug: `billing-${randomBytes(3).toString('hex')}`,
-      url: 'https://billing.example.test/hooks',
-      method: 'PUT',
-      description: null,
-      headers: { 'X-Env': 'prod' },
-      authType,
-      authConfigSealed: authConfig ? secrets.seal(JSON.stringify(authConfig)) : null,
-      signingSecretSealed: secrets.seal(generateSigningSecret()),
-      timeoutMs: 10_000,
-      rateLimitPerMinute: 120,
-      retryPolicy: { maxRetries: 3, initialDelay: 500, maxDelay: 5000, backoffMultiplier: 3 },
-      enabled: true,
-      ordering: 'none',
-disabledReason: null,
-      disabledAt: null,
-      createdAt: at,
-      updatedAt: at,
-    });
+    return store.destinations.insert(
+      destinationRow(orgId, secrets.seal(generateSigningSecret()), {
+        name: 'Billing',
+        slug: `billing-${randomBytes(3).toString('hex')}`,
+        url: 'https://billing.example.test/hooks',
+        method: 'PUT',
+        headers: { 'X-Env': 'prod' },
+        authType,
+        authConfigSealed: authConfig ? secrets.seal(JSON.stringify(authConfig)) : null,
+        timeoutMs: 10_000,
+        rateLimitPerMinute: 120,
+        retryPolicy: { maxRetries: 3, initialDelay: 500, maxDelay: 5000, backoffMultiplier: 3 },
+      }),
+    );
   }
 
   describe('createStoreDeliveryLookup', function () {

@@ -17,7 +17,7 @@ import { generateSigningSecret } from '../secrets/signing-secret.js';
 import type { DestinationRow } from '../store/entities/destination.js';
 import type { SourceRow } from '../store/entities/source.js';
 import { openStore, type Store } from '../store/store.js';
-import { sourceRow } from './store-fixtures.js';
+import { destinationRow, sourceRow } from './store-fixtures.js';
 import { startHttpSink, type HttpSink } from './http-sink.js';
 import { createDeliverer, type Deliverer } from '../../apps/deliverer/deliverer.js';
 import { createStoreDeliveryLookup } from '../delivery/store-lookup.js';
@@ -203,30 +203,14 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
     dead,
     async addDestination({ authConfig, ...settings }) {
       const signingSecret = generateSigningSecret();
-      const at = Date.now();
-      const row = await store.destinations.insert({
-        id: newId('dst'),
-        orgId: org.id,
-        name: 'Orders service',
-        slug: `orders-${randomBytes(3).toString('hex')}`,
-        url: 'http://127.0.0.1:9/unset',
-        method: 'POST',
-        description: null,
-        headers: {},
-        authType: 'none',
-        timeoutMs: 5000,
-        rateLimitPerMinute: null,
-        retryPolicy: { maxRetries: 5, initialDelay: 100, maxDelay: 60_000, backoffMultiplier: 2 },
-        enabled: true,
-        ordering: 'none',
-disabledReason: null,
-        disabledAt: null,
-        createdAt: at,
-        updatedAt: at,
-        ...settings,
-        authConfigSealed: authConfig ? secrets.seal(JSON.stringify(authConfig)) : null,
-        signingSecretSealed: secrets.seal(signingSecret),
-      });
+      const row = await store.destinations.insert(
+        destinationRow(org.id, secrets.seal(signingSecret), {
+          name: 'Orders service',
+          slug: `orders-${randomBytes(3).toString('hex')}`,
+          ...settings,
+          authConfigSealed: authConfig ? secrets.seal(JSON.stringify(authConfig)) : null,
+        }),
+      );
       return { ...row, signingSecret };
     },
     jobFor,

@@ -1,6 +1,7 @@
 import type { Context } from 'mocha';
 import { newId } from '../ids/ids.js';
 import type { StoreTarget } from './store-targets.js';
+import type { DestinationRow } from '../store/entities/destination.js';
 import type { OrganizationRow } from '../store/entities/organization.js';
 import type { SourceRow } from '../store/entities/source.js';
 import type { SqlClient } from '../store/sql-client.js';
@@ -16,6 +17,34 @@ export interface StoreFixture {
   org: OrganizationRow;
   createSource(): Promise<{ id: string; slug: string }>;
   close(): Promise<void>;
+}
+
+/** A destination row under `orgId` signing with the sealed secret: POST to an address nothing listens on, no auth, enabled, unordered. */
+export function destinationRow(orgId: string, signingSecretSealed: string, overrides: Partial<DestinationRow> = {}): DestinationRow {
+  const now = Date.now();
+  return {
+    id: newId('dst'),
+    orgId,
+    name: 'Fixture',
+    slug: `fixture-${newId('dst').slice(-8)}`,
+    url: 'http://127.0.0.1:9/unset',
+    method: 'POST',
+    description: null,
+    headers: {},
+    authType: 'none',
+    authConfigSealed: null,
+    signingSecretSealed,
+    timeoutMs: 5000,
+    rateLimitPerMinute: null,
+    retryPolicy: { maxRetries: 5, initialDelay: 100, maxDelay: 60_000, backoffMultiplier: 2 },
+    enabled: true,
+    ordering: 'none',
+    disabledReason: null,
+    disabledAt: null,
+    createdAt: now,
+    updatedAt: now,
+    ...overrides,
+  };
 }
 
 /** A source row with the spec's defaults (no verification, no filters, dedup off), enabled, under `orgId`. */
