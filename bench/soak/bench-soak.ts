@@ -26,7 +26,8 @@
  * the mock cluster, the sink, the generator and the rest; with `--postgres`, the commits and rows its database wrote per event and how much it
  * grew, from the server's statistics of that database; with `--kafka`, its Kafka requests per event by API
  * and by consumer group, bench/soak/kafka-requests.ts), and the event-loop delay (p99, max) of the
- * thread that takes the webhooks during the load and each thread's heap at its end, from its `/metrics`; and,
+ * thread that takes the webhooks during the load and each thread's heap at its end, from its `/metrics`; how many
+ * connections waited for the relay's accept and for how long (bench/soak/accept-queue.ts); and,
  * from every process's `/metrics`, how long records waited in the log before each hop (consumer group) and how
  * long its handler took (bench/soak/hop-waits.ts): where ingest -> delivery latency goes. A rate is
  * sustained when every request was acknowledged, >= 98% of the offered rate was delivered during the load,
@@ -59,6 +60,7 @@ import { cpuByParty, machineBusy, machineCpu, postgresServerCpuMs, processUsage,
 import { storeWritesPerEvent, watchStoreWrites } from './store-writes.js';
 import { readKafkaRequestCounts, type KafkaRequestCounts } from './kafka-requests.js';
 import { hopHistograms, hopWaitsLine } from './hop-waits.js';
+import { watchAcceptQueue } from './accept-queue.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const API_KEY = 'bench-soak-key-0123456789';
@@ -350,9 +352,11 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   // Resets the delay histogram, so the next scrape covers the load alone.
   await gatewayThreads(deployment);
   const sharesBefore = machineShares.read();
+  const acceptQueue = watchAcceptQueue(Number(new URL(deployment.ingestUrl).port));
   const loadStartedAt = now();
   const loadStartedMicros = monotonicMicros();
   const outcomes = await runOpenLoop({ rate, seconds, send });
+  const accepts = acceptQueue.stop();
   const loadEndedAt = now();
   const loadEndedMicros = monotonicMicros();
   const sharesAfter = machineShares.read();
@@ -403,7 +407,10 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
       `cpu ${perEventCpu(usage.cpuMs - usageBefore.cpuMs)} us/event => ${sustained ? 'sustained' : 'NOT sustained'}`,
   );
   console.log(`      search index: ${indexLagAtEnd} events behind when the deliveries had drained, caught up ${((indexedAt - drainedAt) / 1000).toFixed(1)} s later`);
-  console.log(`      during the load: event-loop delay of the thread taking the webhooks ${loopDelay}; ${machine}; heap by thread at its end: ${heaps}`);
+  console.log(
+    `      during the load: event-loop delay of the thread taking the webhooks ${loopDelay}; connections waiting for its accept: ` +
+      `peak ${accepts.peak}, some for ${(accepts.waitingMs / 1000).toFixed(1)} s; ${machine}; heap by thread at its end: ${heaps}`,
+  );
   console.log(`      ${hopWaitsLine(hopsBefore, hopsAfter)}`);
   console.log(`      who kept the cores busy during the load: ${machineShares.cores(sharesBefore, sharesAfter, loadSeconds)}`);
   if (pids.length > 1) console.log(`      cpu by process: ${deployment.processes.map((member, index) => `${member.role} ${perEventCpu(roleCpuMs[index]!)}`).join(', ')} us/event`);
