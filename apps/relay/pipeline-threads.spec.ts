@@ -82,6 +82,8 @@ describeEachBackend('a relay on pipeline threads', (target) => {
     expect(text.match(/^relay_process_cpu_seconds_total /gm)).to.have.length(1);
     // Each thread's heap apart, as the process's memory cannot tell them.
     for (const thread of ['main', 'pipeline-0', 'search-indexer']) expect(sampleSum(text, 'relay_thread_heap_used_bytes', { thread }), thread).to.be.above(1024 * 1024);
+    // The listening socket's accept queue, read by the thread that listens (this scrape's connection is accepted).
+    expect(text.match(/^relay_http_accept_queue_connections.*$/gm)).to.deep.equal([`relay_http_accept_queue_connections{port="${harness.relay.port}"} 0`]);
   });
 
   it('indexes what the pipeline threads stored, on a thread of its own', async () => {

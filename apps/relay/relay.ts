@@ -8,6 +8,7 @@ import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import { createHttpApp } from '../../libs/http/http-app.js';
 import { startHttpServer } from '../../libs/http/http-server.js';
+import { acceptQueueLength } from '../../libs/http/accept-queue.js';
 import { probeRouter } from '../../libs/http/probe-router.js';
 import { createLogger, type Logger } from '../../libs/logging/logger.js';
 import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
@@ -234,6 +235,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     const routers = [probeRouter(ready), metricsRouter(exposed, config.metricsToken), ...roles.flatMap((role) => role.routes ?? [])];
     const server = await startHttpServer(createHttpApp(routers, logger), { port: config.port, host: config.host });
     closers.push(() => server.close());
+    metrics.observeAcceptQueue(server.port, () => acceptQueueLength(server.port));
     const endpoints = routers.flatMap((router) =>
       router.stack.flatMap((layer) => (typeof layer.path === 'string' ? layer.methods.map((method) => ({ method, path: layer.path as string })) : [])),
     );

@@ -13,6 +13,7 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean; thread?:
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'relay_' });
   const registers = [registry];
   let dedupIndexSize = () => 0;
+  let acceptQueue: { port: number; length: () => number | undefined } | undefined;
   // Read at each scrape: a thread's heap, where the process's RSS alone cannot say which thread holds what.
   new Gauge({
     name: 'relay_thread_heap_used_bytes',
@@ -130,6 +131,21 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean; thread?:
     /** Where `relay_dedup_index_keys` reads from once the gateway's dedup journal is open. */
     observeDedupIndex(size: () => number): void {
       dedupIndexSize = size;
+    },
+    // Labelled, so that a process not listening (or not on Linux) shows no series rather than a 0.
+    httpAcceptQueue: new Gauge({
+      name: 'relay_http_accept_queue_connections',
+      help: 'Connections the kernel completed on the listening socket at `port` that this process has not accepted yet (Linux)',
+      labelNames: ['port'] as const,
+      registers,
+      collect() {
+        const length = acceptQueue?.length();
+        if (length !== undefined) this.set({ port: String(acceptQueue!.port) }, length);
+      },
+    }),
+    /** Where `relay_http_accept_queue_connections` reads from once the process listens on `port`. */
+    observeAcceptQueue(port: number, length: () => number | undefined): void {
+      acceptQueue = { port, length };
     },
   };
 }
