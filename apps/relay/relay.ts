@@ -235,7 +235,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     const routers = [probeRouter(ready), metricsRouter(exposed, config.metricsToken), ...roles.flatMap((role) => role.routes ?? [])];
     const server = await startHttpServer(createHttpApp(routers, logger), { port: config.port, host: config.host });
     closers.push(() => server.close());
-    metrics.observeAcceptQueue(server.port, () => acceptQueueLength(server.port));
+    metrics.observeAcceptQueue(server.port, acceptQueueLength);
     const endpoints = routers.flatMap((router) =>
       router.stack.flatMap((layer) => (typeof layer.path === 'string' ? layer.methods.map((method) => ({ method, path: layer.path as string })) : [])),
     );

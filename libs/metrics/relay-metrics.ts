@@ -13,7 +13,7 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean; thread?:
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'relay_' });
   const registers = [registry];
   let dedupIndexSize = () => 0;
-  let acceptQueue: { port: number; length: () => number | undefined } | undefined;
+  let acceptQueue: { port: number; length: (port: number) => number | undefined } | undefined;
   // Read at each scrape: a thread's heap, where the process's RSS alone cannot say which thread holds what.
   new Gauge({
     name: 'relay_thread_heap_used_bytes',
@@ -139,12 +139,13 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean; thread?:
       labelNames: ['port'] as const,
       registers,
       collect() {
-        const length = acceptQueue?.length();
-        if (length !== undefined) this.set({ port: String(acceptQueue!.port) }, length);
+        if (!acceptQueue) return;
+        const length = acceptQueue.length(acceptQueue.port);
+        if (length !== undefined) this.set({ port: String(acceptQueue.port) }, length);
       },
     }),
-    /** Where `relay_http_accept_queue_connections` reads from once the process listens on `port`. */
-    observeAcceptQueue(port: number, length: () => number | undefined): void {
+    /** How `relay_http_accept_queue_connections` is read once the process listens on `port`. */
+    observeAcceptQueue(port: number, length: (port: number) => number | undefined): void {
       acceptQueue = { port, length };
     },
   };

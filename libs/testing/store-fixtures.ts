@@ -22,11 +22,12 @@ export interface StoreFixture {
 /** A destination row under `orgId` signing with the sealed secret: POST to an address nothing listens on, no auth, enabled, unordered. */
 export function destinationRow(orgId: string, signingSecretSealed: string, overrides: Partial<DestinationRow> = {}): DestinationRow {
   const now = Date.now();
+  const id = newId('dst');
   return {
-    id: newId('dst'),
+    id,
     orgId,
     name: 'Fixture',
-    slug: `fixture-${newId('dst').slice(-8)}`,
+    slug: id.slice(-12),
     url: 'http://127.0.0.1:9/unset',
     method: 'POST',
     description: null,
