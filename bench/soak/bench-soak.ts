@@ -29,7 +29,8 @@
  * thread that takes the webhooks during the load and each thread's heap at its end, from its `/metrics`; how many
  * connections waited for the relay's accept and for how long (bench/soak/accept-queue.ts); and,
  * from every process's `/metrics`, how long records waited in the log before each hop (consumer group) and how
- * long its handler took (bench/soak/hop-waits.ts): where ingest -> delivery latency goes. A rate is
+ * long its handler took, and how long the destination took to answer each delivery request (bench/soak/hop-waits.ts):
+ * where ingest -> delivery latency goes. A rate is
  * sustained when every request was acknowledged, >= 98% of the offered rate was delivered during the load,
  * ingest -> delivery p99 <= 1 s and every acknowledged event arrived. Stepping stops at the first rate not
  * sustained (`--all-rates` goes on). The last line names the highest rate sustained, and the highest the

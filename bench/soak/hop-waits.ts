@@ -1,7 +1,9 @@
 /**
  * Where ingest-to-delivery latency goes, hop by hop: each consumer group's `relay_consumer_record_wait_seconds`
  * (how long a batch's oldest record was in the log before the group's handler got it) and
- * `relay_consumer_batch_duration_seconds` (how long the handler took), summed over the relay's processes
+ * `relay_consumer_batch_duration_seconds` (how long the handler took), and `relay_delivery_attempt_duration_seconds`
+ * (how long the destination took to answer: with a fixed number of requests in flight to it, what bounds a
+ * destination's deliveries a second), summed over the relay's processes
  * and taken between two scrapes, so a rate's figures cover that rate alone.
  */
 import { samplesInExposition } from '../../libs/testing/metric-samples.js';
@@ -12,14 +14,19 @@ type Buckets = Map<string, Map<number, number>>;
 export interface HopHistograms {
   wait: Buckets;
   handling: Buckets;
+  /** `relay_delivery_attempt_duration_seconds` of every destination, under one key. */
+  attempts: Buckets;
 }
 
-function bucketsOf(expositions: string[], name: string): Buckets {
+const byGroupLabel = (labels: Record<string, string>) => labels.group!;
+const ATTEMPTS = 'all';
+
+function bucketsOf(expositions: string[], name: string, groupOf: (labels: Record<string, string>) => string): Buckets {
   const byGroup: Buckets = new Map();
   for (const text of expositions) {
     for (const sample of samplesInExposition(text)) {
       if (sample.name !== `${name}_bucket`) continue;
-      const group = sample.labels.group!;
+      const group = groupOf(sample.labels);
       const bounds = byGroup.get(group) ?? new Map<number, number>();
       const le = sample.labels.le === '+Inf' ? Infinity : Number(sample.labels.le);
       bounds.set(le, (bounds.get(le) ?? 0) + sample.value);
@@ -31,7 +38,11 @@ function bucketsOf(expositions: string[], name: string): Buckets {
 
 /** One scrape of every process's `/metrics`. */
 export function hopHistograms(expositions: string[]): HopHistograms {
-  return { wait: bucketsOf(expositions, 'relay_consumer_record_wait_seconds'), handling: bucketsOf(expositions, 'relay_consumer_batch_duration_seconds') };
+  return {
+    wait: bucketsOf(expositions, 'relay_consumer_record_wait_seconds', byGroupLabel),
+    handling: bucketsOf(expositions, 'relay_consumer_batch_duration_seconds', byGroupLabel),
+    attempts: bucketsOf(expositions, 'relay_delivery_attempt_duration_seconds', () => ATTEMPTS),
+  };
 }
 
 /**
@@ -64,5 +75,9 @@ export function hopWaitsLine(before: HopHistograms, after: HopHistograms): strin
       `${group} ${quantileMs(before.wait.get(group), bounds, 0.5).toFixed(0)}/${quantileMs(before.wait.get(group), bounds, 0.99).toFixed(0)} ms (handling p99 ${handlingP99.toFixed(0)} ms, ${batches} batches)`,
     );
   }
-  return `record wait before each hop, p50/p99 from /metrics: ${parts.length > 0 ? parts.join('; ') : 'no batches'}`;
+  const attempts = after.attempts.get(ATTEMPTS);
+  const attemptsPart = attempts
+    ? `; delivery attempts p50/p99 ${quantileMs(before.attempts.get(ATTEMPTS), attempts, 0.5).toFixed(1)}/${quantileMs(before.attempts.get(ATTEMPTS), attempts, 0.99).toFixed(1)} ms`
+    : '';
+  return `record wait before each hop, p50/p99 from /metrics: ${parts.length > 0 ? parts.join('; ') : 'no batches'}${attemptsPart}`;
 }
