@@ -24,6 +24,27 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean; thread?:
       this.set({ thread }, getHeapStatistics().used_heap_size);
     },
   });
+  // Read at each scrape from what the observe functions below were given; nothing else sets them.
+  new Gauge({
+    name: 'relay_dedup_index_keys',
+    help: "Dedup key fingerprints the embedded gateway's journal holds in memory (about 50 bytes each)",
+    registers,
+    collect() {
+      this.set(dedupIndexSize());
+    },
+  });
+  // Labelled, so that a process not listening (or not on Linux) shows no series rather than a 0.
+  new Gauge({
+    name: 'relay_http_accept_queue_connections',
+    help: 'Connections the kernel completed on the listening socket at `port` that this process has not accepted yet (Linux)',
+    labelNames: ['port'],
+    registers,
+    collect() {
+      if (!acceptQueue) return;
+      const length = acceptQueue.length(acceptQueue.port);
+      if (length !== undefined) this.set({ port: String(acceptQueue.port) }, length);
+    },
+  });
   return {
     registry,
     ingestRequests: new Counter({
@@ -120,30 +141,10 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean; thread?:
       help: 'Stored events whose payload the search index does not hold yet (searches still find them, by a slower scan)',
       registers,
     }),
-    dedupIndexKeys: new Gauge({
-      name: 'relay_dedup_index_keys',
-      help: "Dedup key fingerprints the embedded gateway's journal holds in memory (about 50 bytes each)",
-      registers,
-      collect() {
-        this.set(dedupIndexSize());
-      },
-    }),
     /** Where `relay_dedup_index_keys` reads from once the gateway's dedup journal is open. */
     observeDedupIndex(size: () => number): void {
       dedupIndexSize = size;
     },
-    // Labelled, so that a process not listening (or not on Linux) shows no series rather than a 0.
-    httpAcceptQueue: new Gauge({
-      name: 'relay_http_accept_queue_connections',
-      help: 'Connections the kernel completed on the listening socket at `port` that this process has not accepted yet (Linux)',
-      labelNames: ['port'] as const,
-      registers,
-      collect() {
-        if (!acceptQueue) return;
-        const length = acceptQueue.length(acceptQueue.port);
-        if (length !== undefined) this.set({ port: String(acceptQueue.port) }, length);
-      },
-    }),
     /** How `relay_http_accept_queue_connections` is read once the process listens on `port`. */
     observeAcceptQueue(port: number, length: (port: number) => number | undefined): void {
       acceptQueue = { port, length };
