@@ -29,8 +29,7 @@ let sequence = 0;
  * A 1 KB JSON body no other request carries (neither dedup nor any cache can short-circuit it), and its
  * delivery id. Shaped like a pull request event (titles, branches, logins, commit hashes, URLs, a
  * description in words), because what search indexing costs depends on how varied the text is: a body
- * padded with one repeated letter cost the index about a quarter of what this one does (docs/DECISIONS.md,
- * "Search off the hot path").
+ * padded with one repeated letter cost the index about a quarter of what this one does (docs/decisions/0048-sqlite-search-index-layout.md).
  */
 export function uniqueWebhookBody(): { delivery: string; body: string } {
   const delivery = `${process.pid}-${++sequence}`;

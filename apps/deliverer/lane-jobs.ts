@@ -23,7 +23,7 @@ export interface LaneJobsDeps {
 
 /**
  * The handler of the lanes (`relay.lanes`, and `relay.fresh` from before them): the shared topic of every
- * job of a destination without ordering, keyed by destination (docs/DECISIONS.md, "Lanes"). A batch is
+ * job of a destination without ordering, keyed by destination (docs/decisions/0008-kafka-lanes-and-parking.md). A batch is
  * split by destination, and each destination's part is handled in the background exactly as a batch of
  * that destination's own topic would be (same lookup, breaker, rate budget, windows, attempts). The
  * handler returns at once with the parts' work as the batch's completion, so the lane is read on without

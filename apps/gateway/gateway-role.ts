@@ -28,7 +28,7 @@ export function gatewayRole(options: GatewayRoleOptions = {}): RoleBuilder<Gatew
     });
     // On the embedded log this process is the only gateway (the log has one owner), so rate windows are
     // counted in memory; with the SQLite store beside that log, nothing else can write its dedup journal
-    // either, so claims are decided in memory and appended to a file of the journal's own (docs/DECISIONS.md).
+    // either, so claims are decided in memory and appended to a file of the journal's own (docs/decisions/0027-dedup-journal.md).
     const shared = Boolean(config.kafkaBrokers || config.databaseUrl);
     const journal = shared
       ? undefined

@@ -12,7 +12,7 @@ import { ATTEMPTS_TOPIC, RECORDER_GROUP } from '../../libs/pipeline/topology.js'
  * Writes one partition's attempts; the batches of several partitions share a transaction (storeBatcher).
  * Each transaction is seven statements and a commit whatever its size, and on Kafka a partition's batch
  * holds a few attempts, so one transaction per batch cost more in statements than its writes
- * (docs/DECISIONS.md, Pipeline, "Recorder"). Rows are locked in id order inside, so recorders of other
+ * (docs/decisions/0019-router-and-recorder-batches.md). Rows are locked in id order inside, so recorders of other
  * processes still never deadlock.
  */
 function attemptWriter(sql: SqlClient): (attempts: AttemptRecord[]) => Promise<void> {

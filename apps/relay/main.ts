@@ -8,7 +8,7 @@ import { startRelay } from './relay.js';
 /**
  * Each V8 heap grows to at most twice what its last full collection kept, in every thread of the process.
  * V8's own factor reaches 4 when collection is cheap, as it is here, and a relay under load then held
- * 130-160 MB more (docs/DECISIONS.md, "Memory past 500 MB under overload").
+ * 130-160 MB more (docs/decisions/0041-memory-heap-growth.md).
  */
 const HEAP_GROWING_PERCENT = 100;
 

@@ -28,7 +28,7 @@ export const buildRouterRole: RoleBuilder = ({ config, broker, store, publish, s
 };
 
 /**
- * Indexes what the router stored for search, behind its inserts, never inside them (docs/DECISIONS.md);
+ * Indexes what the router stored for search, behind its inserts, never inside them (docs/decisions/0046-search-behind-the-insert.md);
  * part of the router role. A process of role `all` with pipeline threads runs it on a thread of its own
  * instead (apps/relay/search-indexer-thread.ts).
  */

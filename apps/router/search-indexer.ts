@@ -43,7 +43,7 @@ export interface IndexingPass {
  * lag, until the machine has cores to spare or the lag reaches `maxDeferredLag` (100,000 events by default,
  * about 0.1 s more a search on a fast day). Past the cap it indexes at its usual pace again: the work is put
  * off, not dropped, and a load the machine cannot carry with its index still shows, as deliveries falling
- * behind (docs/DECISIONS.md, "The index gives way to a busy machine").
+ * behind (docs/decisions/0049-search-indexer-thread-and-yield.md).
  */
 export function createSearchIndexer(options: SearchIndexerOptions) {
   const intervalMs = options.intervalMs ?? 500;

@@ -4,7 +4,7 @@
  * run, both against the bench sink in a process of its own, keep-alive, 1 KB JSON bodies, `--concurrency`
  * requests in flight. Only this process's CPU is counted (process.cpuUsage), so the sink's is not. The
  * difference is what the client adds to each attempt beyond undici's own work; it runs on the pipeline
- * thread, the relay's busiest (docs/DECISIONS.md, "Does the default keep up?").
+ * thread, the relay's busiest (docs/performance.md).
  *
  * Run: node --import tsx bench/delivery/bench-delivery-client.ts [--requests 20000] [--concurrency 16] [--rounds 4]
  */

@@ -1,7 +1,7 @@
 /**
  * What a deliverer keeps in memory per destination it has sent to: heap and idle CPU with N destinations'
  * breakers, rate buckets and in-flight places held, and after the idle sweep that drops them (the
- * deliverer's every minute, docs/DECISIONS.md "Per-destination state lasts while it is used").
+ * deliverer's every minute, docs/decisions/0009-per-destination-state-sweep.md).
  *
  *   node --expose-gc --import tsx bench/destinations/bench-destination-state.ts [--destinations 100000]
  *

@@ -13,7 +13,7 @@
  * 1. Creation: per destination, create it and its route through the API, then post its webhook at once;
  *    the first delivery is timed from the creation's answer (the webhook follows within milliseconds).
  * 2. Steady state: with every destination made, one webhook per destination again, timed from its ingest.
- *    Every job goes through the lanes (docs/DECISIONS.md, "Lanes"), new destination or not.
+ *    Every job goes through the lanes (docs/decisions/0008-kafka-lanes-and-parking.md), new destination or not.
  * 3. Restart: SIGTERM, start again on the same log and store; the time until it listens, until the
  *    consumer groups have joined, and one webhook per destination timed from its ingest.
  * Each phase prints the relay's RSS, its CPU use while idle (10 s with no webhook: the fetch loops), and the consumer group joins (`relay_consumer_group_join_seconds`):

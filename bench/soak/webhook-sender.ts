@@ -9,7 +9,7 @@ import type { Answer } from './open-loop.js';
  * handler of our own, not `request()` (a stream and a promise chain per answer): a provider signs on its own
  * machine, and here the generator shares the relay's two cores, so every microsecond it spends is one the
  * relay does not get. At 3,000/s against bare `node:http` this sender took 69-82 µs of CPU a request where signing
- * during the load with `request()` took 108-171 (docs/DECISIONS.md, "The generator's own cost").
+ * during the load with `request()` took 108-171 (docs/decisions/0039-soak-bench-method.md).
  */
 export function preparedWebhookSender(baseUrl: string, paths: readonly string[], secret: string, count: number, dispatcher: Dispatcher): () => Promise<Answer> {
   const { origin } = new URL(baseUrl);

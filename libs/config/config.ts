@@ -55,7 +55,7 @@ export interface Config {
  * Threads of their own for the router, deliverer and recorder: a process of role `all` with more than one
  * thread has them. On Kafka at most one: with two, pipeline-threads.spec once saw a first delivery sent
  * twice in about one run of six (with the hand-over copies the lanes have since replaced); kept until more
- * runs back the change (docs/DECISIONS.md, "On Kafka, one pipeline thread still").
+ * runs back the change (docs/decisions/0017-pipeline-threads.md, "On Kafka, one pipeline thread still").
  */
 export const pipelineThreadCount = (config: Pick<Config, 'role' | 'threads' | 'kafkaBrokers'>): number => {
   if (config.role !== 'all') return 0;

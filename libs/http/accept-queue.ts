@@ -7,8 +7,7 @@ const TABLES = ['/proc/net/tcp', '/proc/net/tcp6'];
  * Connections the kernel has completed on the listening socket at `port` and this process has not accepted
  * yet: for a socket in LISTEN state, `/proc/net/tcp`'s `rx_queue` is its accept queue. Node since 20
  * (libuv 1.45) accepts one connection a turn of its event loop, so while the thread is busy a burst of new
- * connections waits there, out of sight of any timing the relay itself takes (docs/DECISIONS.md, "One accept
- * a turn"). Undefined where the tables cannot be read (not Linux).
+ * connections waits there, out of sight of any timing the relay itself takes (docs/decisions/0042-one-accept-a-turn.md). Undefined where the tables cannot be read (not Linux).
  */
 export function acceptQueueLength(port: number): number | undefined {
   const portHex = port.toString(16).toUpperCase().padStart(4, '0');

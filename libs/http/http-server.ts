@@ -28,7 +28,7 @@ const STATUS_FOR_CLIENT_ERROR: Record<string, [number, string, string]> = {
  * Connections the kernel queues for `accept` (it caps this at `net.core.somaxconn`, 4096 on current
  * Linux). Node's default, 511, overflowed under a burst of new connections (providers often open one per
  * webhook): the kernel then drops the SYN and the sender's retry comes 1 s, then 3 s, later
- * (docs/DECISIONS.md, "The listen backlog").
+ * (docs/decisions/0040-listen-backlog.md).
  */
 const LISTEN_BACKLOG = 4096;
 

@@ -98,7 +98,7 @@ const SUMMARY_FIELDS = 'e.id, e."sourceId", e.status, e.headers, e."payloadSize"
 
 const NEWEST_FIRST = 'ORDER BY e.created_at DESC, e.id DESC';
 
-/** The bounds on the work of one list request (docs/DECISIONS.md, "Event list totals" and "Search is bounded"). */
+/** The bounds on the work of one list request (docs/decisions/0031-event-counts-and-list-totals.md and 0032-bounded-search.md). */
 export interface EventListLimits {
   /** Rows a total counts before it stops and gives a lower bound instead. */
   count: number;

@@ -25,7 +25,7 @@ export const DESTINATION_TOPIC_PATTERN = /^relay\.dst\./;
 export const DESTINATION_PARTITIONS = 4;
 
 /**
- * The shared topic of delivery jobs on Kafka, the lanes (docs/DECISIONS.md, "Lanes"): every job of a
+ * The shared topic of delivery jobs on Kafka, the lanes (docs/decisions/0008-kafka-lanes-and-parking.md): every job of a
  * destination without ordering, keyed by destination. The deliverer hands each destination's jobs over
  * without waiting for their answers (apps/deliverer/lane-jobs.ts), so partitions only spread the load,
  * and the deliverers' subscription does not grow with the destinations.
@@ -67,7 +67,7 @@ export const RETRY_GROUP = 'relay-retry';
  * Where pipeline thread `index` of `count` stands in a group's deal on the embedded log (`ConsumerOptions.rank`).
  * A source's `relay.ingest` partition p (of 8) and its destination topic's, p mod 4, are both keyed by the
  * source; dealt alike, the router and the deliverer of a source would share a thread whenever their groups'
- * members joined in the same order (docs/DECISIONS.md, "A fast day"). The deliverer's members are ranked d
+ * members joined in the same order (docs/decisions/0017-pipeline-threads.md). The deliverer's members are ranked d
  * threads on from the others': for the ingest partitions p < 4 the two then meet only if d ≡ 0 (mod count),
  * for p ≥ 4 only if d ≡ -4: d = 1, except for five threads (-4 ≡ 1), where d = 2.
  */

@@ -18,7 +18,7 @@ import { tickBatcher } from '../concurrency/tick-batcher.js';
  *
  * Its rows live in a SQLite file of their own (`openDedupJournalFile`), not in the store's: a claim is
  * acknowledged only once its append has committed, and in the store's file that commit waited for the
- * pipeline threads' write transactions (docs/DECISIONS.md, Ingest).
+ * pipeline threads' write transactions (docs/decisions/0027-dedup-journal.md).
  */
 export interface DedupJournal extends DedupLedger {
   /** Fingerprints held in memory: what the journal costs in memory, about 50 bytes each. */

@@ -3,8 +3,7 @@ import { runForRows } from './rows-statement.js';
 import type { SqlClient } from './sql-client.js';
 
 /**
- * The payload search index, kept behind the router's insert (docs/DECISIONS.md, "Search off the hot
- * path"): this module owns what is indexed, what is not yet, and how a search reads both. The tables and
+ * The payload search index, kept behind the router's insert (docs/decisions/0046-search-behind-the-insert.md): this module owns what is indexed, what is not yet, and how a search reads both. The tables and
  * triggers are migration 0012's; SQLite's index layout is migration 0019's, and its chunks 0022's.
  *
  * Both index chunks of up to `CHUNK_EVENTS` events a row. SQLite: events up to the rowid
@@ -18,7 +17,7 @@ import type { SqlClient } from './sql-client.js';
 /**
  * Events one indexing batch takes. SQLite: the transaction holds the file's one write lock (the router's
  * and recorder's transactions wait for it, on another thread's connection or behind it on the same), so a
- * batch stays short (64 made delivery latency's p99 worse under load; docs/DECISIONS.md). 32 in chunks
+ * batch stays short (64 made delivery latency's p99 worse under load; docs/decisions/0046-search-behind-the-insert.md). 32 in chunks
  * hold it about as long as 16 did a row an event, and cost less an event than 16 (fewer commits).
  * PostgreSQL: the statement runs on the server while the loop goes on, and each batch is a round trip and
  * a commit, so a batch is larger.
@@ -30,7 +29,7 @@ export const searchBatchSize = (sql: Pick<SqlClient, 'kind'>) => (sql.kind === '
  * each: on PostgreSQL the indexer took 156-238 µs of CPU an event with 8 or 16 a row against 277-328 with
  * one (relay and server, 1 KB code-host payloads), but a search fetches every event of each chunk it finds
  * to check it, and 16 made a rare term's search 60% slower where 8 left it as it was. SQLite's FTS5 index
- * took 72-74 µs an event with 8 a row against 97-107 with one (docs/DECISIONS.md).
+ * took 72-74 µs an event with 8 a row against 97-107 with one (docs/decisions/0048-sqlite-search-index-layout.md).
  */
 export const CHUNK_EVENTS = 8;
 

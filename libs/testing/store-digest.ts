@@ -6,7 +6,7 @@ import type { SqlClient } from '../store/sql-client.js';
 /**
  * Test support: whether anything the store holds changed between two moments. Tables are read whole
  * (every table, so tables added later are covered), with allowances that are not changes made by a
- * request: ingest rate windows (refused requests count towards the rate limit, docs/DECISIONS.md), event
+ * request: ingest rate windows (refused requests count towards the rate limit, docs/decisions/0026-client-address-public-url-check-order.md), event
  * counts (derived from `events` by triggers, which is compared; PostgreSQL folds their deltas in the
  * background), the search index (derived from `events`, filled behind the inserts by the router's indexer)
  * and the migrations' bookkeeping are not compared, and rows with an `expires_at` (dedup keys) may vanish

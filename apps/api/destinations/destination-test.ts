@@ -58,6 +58,6 @@ export async function testDestination(deps: ApiDeps, tenant: Tenant, id: string,
   let message = 'The destination could not be reached';
   if (outcome.errorKind === 'timeout') message = `The destination did not answer within ${target.timeoutMs} ms`;
   else if (outcome.errorKind === 'http_status') message = `The destination answered ${outcome.statusCode}`;
-  // null when no HTTP answer arrived, as in deliveries and timelines (docs/DECISIONS.md).
+  // null when no HTTP answer arrived, as in deliveries and timelines (docs/decisions/0033-statistics-replay-retention.md).
   return { success: false, statusCode: outcome.statusCode ?? null, latency: outcome.latencyMs, error: outcome.error ?? message, message };
 }

@@ -138,7 +138,7 @@ export const eventOperations: ApiOperation[] = [
                 total: z.number().int().min(0),
                 page: z.number().int().min(1),
                 pageSize: z.number().int().min(1).max(100),
-                totalExact: z.boolean().meta({ description: 'false when `total` is a lower bound (docs/DECISIONS.md)' }),
+                totalExact: z.boolean().meta({ description: 'false when `total` is a lower bound (docs/decisions/0031-event-counts-and-list-totals.md)' }),
                 searchedBackTo: timestamp.optional().meta({ description: 'When a search stopped at its bound before filling the page: how far back it looked' }),
               }),
             })

@@ -73,7 +73,7 @@ const maskFieldsOf = (event: EventRecord) => JSON.parse(event.maskFields) as str
 
 /**
  * A page of events with SPEC's pagination, plus `totalExact` (false when `total` is a lower bound) and,
- * when a search stopped at its bound before filling the page, `searchedBackTo` (docs/DECISIONS.md).
+ * when a search stopped at its bound before filling the page, `searchedBackTo` (docs/decisions/0032-bounded-search.md).
  */
 export async function listEvents(deps: ApiDeps, tenant: Tenant, query: PageQuery & EventFilter) {
   const page = await selectEventPage(deps.store.sql, tenant.org.id, query, query);

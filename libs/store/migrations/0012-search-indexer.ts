@@ -3,7 +3,7 @@ import { createSqliteSearchTriggers, installPgTrgm } from './0004-event-queries.
 
 /**
  * Payload search is indexed behind the router's insert, by the search indexer (libs/store/search-index.ts),
- * no longer inside the transaction that stores an event (docs/DECISIONS.md, "Search off the hot path").
+ * no longer inside the transaction that stores an event (docs/decisions/0046-search-behind-the-insert.md).
  *
  * SQLite: the FTS5 table stays; its insert trigger goes. `search_index_state.indexed_through` is the rowid
  * up to which events are indexed. Deletes still leave the index by trigger (they are not the hot path),

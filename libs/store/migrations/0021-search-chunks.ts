@@ -4,7 +4,7 @@ import { installPgTrgm } from './0004-event-queries.js';
 /**
  * PostgreSQL: the trigram index holds chunks of a few events' texts (one organization's; how many is
  * `CHUNK_EVENTS`; since, each word of them once: search-index.ts, `chunkWords`), not a row per event
- * (docs/DECISIONS.md, "Search off the hot path"). A 1 KB payload has about 420 distinct trigrams, each an
+ * (docs/decisions/0047-postgres-search-chunks.md). A 1 KB payload has about 420 distinct trigrams, each an
  * entry of the GIN index; the events of a chunk share many of theirs (keys, words, hex digits), so
  * indexing costs about half as much and takes a third of the space.
  * A search finds the chunks, then checks each of their events' own text.

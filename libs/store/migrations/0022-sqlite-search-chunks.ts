@@ -5,7 +5,7 @@ import { recreateSqliteSearchIndex } from './0019-search-index-detail-none.js';
 /**
  * SQLite: a row of the FTS5 index holds a chunk of consecutive events (up to `CHUNK_EVENTS`, their texts a
  * line each: search-index.ts), not one event, as PostgreSQL's rows have since migration 0021. The indexer
- * takes about a quarter less CPU an event (docs/DECISIONS.md, "Search off the hot path").
+ * takes about a quarter less CPU an event (docs/decisions/0048-sqlite-search-index-layout.md).
  *
  * `search_chunks` names each chunk by the rowid of its last event (the index row's rowid) and holds its
  * first; the chunks' ranges never overlap. A chunk is never changed in place: when an event of it is

@@ -15,7 +15,7 @@ interface Route {
 /**
  * The API has no per-destination time series (health is one 24-hour total) and the console adds no
  * endpoint of its own, so the chart counts what reached the destination's routed sources per hour,
- * from the events list's totals (docs/DECISIONS.md).
+ * from the events list's totals (docs/decisions/0038-web-console.md).
  */
 export function DestinationActivity({ destinationId }: { destinationId: string }) {
   const { api } = useConsole();
