@@ -7,10 +7,13 @@ import { apiRouter } from './api-app.js';
 import { createKeyAuthenticator } from '../../libs/keys/key-authenticator.js';
 import { createReplayRunner } from './replays/replay-runner.js';
 import { replayJobEvents } from './replays/replay-service.js';
+import { createKeyRateLimits } from './key-rate-limits.js';
 
 export interface ApiRoleOptions {
   /** Event ids a replay job copies into its snapshot per step (the runner's default when not given). */
   replaySnapshotChunk?: number;
+  /** The clock of the per-key rate limits; tests hold it still to put a burst in one instant. */
+  clock?: () => number;
 }
 
 /** The management API at `/api`, and the replay jobs it starts. */
@@ -42,6 +45,8 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       httpSender,
       circuitState: (destinationId) => circuits.get(destinationId) ?? 'closed',
       wakeReplays: () => replayRunner.wake(),
+      keyRateLimits: createKeyRateLimits({ requestsPerSecond: config.apiRequestsPerSecond, now: options.clock }),
+      maxRoutesPerSource: config.maxRoutesPerSource,
     });
     let folding: { stop(): Promise<void> } | undefined;
     return {
