@@ -162,7 +162,7 @@ describeEachBackend('replay by query', (target) => {
     expect(job.finishedAt).to.be.a('string');
   });
 
-  it('refuses unknown filter fields, from after to, maxPerSecond out of range and unknown destinations, and creates nothing', async () => {
+  it('refuses unknown filter fields, from after to, maxPerSecond out of range, too many or unknown destinations, and creates nothing', async () => {
     const before = (await api('GET', '/api/replays')).body.pagination.total;
     for (const [body, field, status] of [
       [{ filter: { sourceId: 'src_x', color: 'red' } }, 'filter.color', 400],
@@ -171,6 +171,8 @@ describeEachBackend('replay by query', (target) => {
       [{ filter: {}, maxPerSecond: 10_001 }, 'maxPerSecond', 400],
       [{ filter: { status: 'lost' } }, 'filter.status', 400],
       [{}, 'filter', 400],
+      // More destinations than a source may have routes (RELAY_MAX_ROUTES_PER_SOURCE, 100): refused before any is looked up.
+      [{ filter: {}, destinationIds: Array.from({ length: 101 }, (_, n) => `dst_${n}`) }, 'destinationIds', 400],
     ] as const) {
       const response = await api('POST', '/api/replays', { body });
       expect(response.status, JSON.stringify(body)).to.equal(status);
