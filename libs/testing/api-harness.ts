@@ -65,12 +65,10 @@ export interface ApiHarnessOptions extends Omit<RelayOptions, 'logger'> {
    * create resources as fast as they can and check other things; the rate-limit suite sets it.
    */
   apiRequestsPerSecond?: number;
-  /** RELAY_MAX_ROUTES_PER_SOURCE, when a suite needs another bound than the relay's default. */
-  maxRoutesPerSource?: number;
 }
 
 export async function startApiHarness(mocha: Context, target: StoreTarget, options: ApiHarnessOptions = {}): Promise<ApiHarness> {
-  const { role = 'api', apiRequestsPerSecond = 1_000_000, maxRoutesPerSource, ...relayOptions } = options;
+  const { role = 'api', apiRequestsPerSecond = 1_000_000, ...relayOptions } = options;
   const location = await target.prepare(mocha);
   const config = loadConfig({
     PORT: '0',
@@ -85,7 +83,6 @@ export async function startApiHarness(mocha: Context, target: StoreTarget, optio
     // The API suites check the API, not the pipeline threads (those have suites of their own).
     RELAY_THREADS: '1',
     RELAY_API_REQUESTS_PER_SECOND: String(apiRequestsPerSecond),
-    RELAY_MAX_ROUTES_PER_SOURCE: maxRoutesPerSource === undefined ? undefined : String(maxRoutesPerSource),
   });
   const logger = createLogger({ level: 'silent' });
   let relay = await startRelay(config, { ...relayOptions, logger });

@@ -3,6 +3,7 @@ import { startApiHarness, type ApiHarness } from '../../../libs/testing/api-harn
 import { createDestination, createSource, orgIds, seedEvent } from '../../../libs/testing/event-fixtures.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import { isDefined, waitFor } from '../../../libs/testing/wait-for.js';
+import { replayStepSize } from './replay-runner.js';
 
 describeEachStore('Replay jobs', (target) => {
   let h: ApiHarness;
@@ -60,5 +61,11 @@ describeEachStore('Replay jobs', (target) => {
     expect(job.status).to.equal('failed');
     expect(job.error).to.be.a('string').and.include(victim.id);
     expect((await h.api('GET', '/api/replays')).body.data.find((listed: { id: string }) => listed.id === job.id)).to.deep.equal(job);
+  });
+});
+
+describe('replayStepSize', () => {
+  it('keeps a step of a job within the 10,000 deliveries of one bulk replay, whatever RELAY_MAX_ROUTES_PER_SOURCE is', () => {
+    expect([1, 100, 101, 1000, 10_000].map(replayStepSize)).to.deep.equal([100, 100, 99, 10, 1]);
   });
 });
