@@ -8,6 +8,7 @@ import type { Store } from '../../libs/store/store.js';
 import type { RoutedTarget } from '../../libs/routing/route-targets.js';
 import type { KeyAuthenticator } from '../../libs/keys/key-authenticator.js';
 import type { Tenant } from '../../libs/tenancy/tenant.js';
+import type { KeyRateLimits } from './key-rate-limits.js';
 
 /** What the management API needs, wired by the composition root. */
 export interface ApiDeps {
@@ -35,6 +36,10 @@ export interface ApiDeps {
   httpSender: HttpSender;
   /** Tells the replay runner a job was created, so it starts without waiting for its next look. */
   wakeReplays(): void;
+  /** Each key's request rate in this process (RELAY_API_REQUESTS_PER_SECOND). */
+  keyRateLimits: KeyRateLimits;
+  /** RELAY_MAX_ROUTES_PER_SOURCE: enabled routes per source, and destinations one event is replayed to at once. */
+  maxRoutesPerSource: number;
 }
 
 /** A caller of the HTTP API: its organization, and how it reaches the relay. */

@@ -10,6 +10,7 @@ import type { ApiKeyScope } from '../../libs/store/entities/api-key.js';
 import type { PageQuery } from '../../libs/store/org-scoped-repository.js';
 import type { ApiDeps, Caller } from './api-deps.js';
 import { authenticate } from './authenticate.js';
+import { limitKeyRate } from './key-rate-limits.js';
 import type { ApiPrincipal } from '../../libs/keys/key-authenticator.js';
 import { parseBody, parseOptionalBody, parseQuery } from './request-input.js';
 
@@ -91,15 +92,16 @@ const routerPath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
 
 /**
  * Routes the operations in the order given (literal segments such as `export` before `{id}`). Every
- * operation but a public one authenticates the key, checks its scope and reads a JSON body before the
- * handler runs. Handlers' domain functions announce the configuration changes they make.
+ * operation but a public one authenticates the key, counts the call against the key's rate, checks its
+ * scope and reads a JSON body before the handler runs. Handlers' domain functions announce the configuration changes they make.
  */
 export function operationsRouter(deps: ApiDeps, operations: readonly ApiOperation[]): Router {
   const router = createRouter();
   const identify = authenticate(deps);
+  const withinRate = limitKeyRate(deps.keyRateLimits);
   const readJson = jsonBody();
   for (const operation of operations) {
-    const guards = operation.scope === 'public' ? [] : [identify, requireScope(operation), readJson];
+    const guards = operation.scope === 'public' ? [] : [identify, withinRate, requireScope(operation), readJson];
     router.register(routerPath(operation.path), [operation.method.toUpperCase()], [...guards, serve(deps, operation)]);
   }
   return router;

@@ -5,12 +5,15 @@ import { createRouteTargets } from '../../libs/routing/route-targets.js';
 import { startEventCountFolding } from '../../libs/store/event-counts.js';
 import { apiRouter } from './api-app.js';
 import { createKeyAuthenticator } from '../../libs/keys/key-authenticator.js';
-import { createReplayRunner } from './replays/replay-runner.js';
+import { createReplayRunner, replayStepSize } from './replays/replay-runner.js';
 import { replayJobEvents } from './replays/replay-service.js';
+import { createKeyRateLimits } from './key-rate-limits.js';
 
 export interface ApiRoleOptions {
   /** Event ids a replay job copies into its snapshot per step (the runner's default when not given). */
   replaySnapshotChunk?: number;
+  /** The clock of the per-key rate limits; tests hold it still to put a burst in one instant. */
+  clock?: () => number;
 }
 
 /** The management API at `/api`, and the replay jobs it starts. */
@@ -25,12 +28,21 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
     // The breaker states deliverers announce, this process's own included.
     const circuits = new Map<string, CircuitState>();
     const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations });
-    const replayDeps = { store, secrets, now: Date.now, publish, routesFor: routeTargets.forSource, lanes: Boolean(config.kafkaBrokers) };
+    const replayDeps = {
+      store,
+      secrets,
+      now: Date.now,
+      publish,
+      routesFor: routeTargets.forSource,
+      lanes: Boolean(config.kafkaBrokers),
+      maxRoutesPerSource: config.maxRoutesPerSource,
+    };
     const replayRunner = createReplayRunner({
       sql: store.sql,
       replayEvents: replayJobEvents(replayDeps),
       logger,
       snapshotChunk: options.replaySnapshotChunk,
+      stepSize: replayStepSize(config.maxRoutesPerSource),
     });
     const api = apiRouter({
       ...replayDeps,
@@ -42,6 +54,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       httpSender,
       circuitState: (destinationId) => circuits.get(destinationId) ?? 'closed',
       wakeReplays: () => replayRunner.wake(),
+      keyRateLimits: createKeyRateLimits({ requestsPerSecond: config.apiRequestsPerSecond, now: options.clock }),
     });
     let folding: { stop(): Promise<void> } | undefined;
     return {

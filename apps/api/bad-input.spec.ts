@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import type { RequestOptions } from '../../libs/testing/api-client.js';
 import { startApiHarness, type ApiHarness } from '../../libs/testing/api-harness.js';
+import { z } from 'zod';
+import { API_OPERATIONS } from './api-operations.js';
 
 interface Fixture {
   source: string;
@@ -238,6 +240,29 @@ describeEachStore('Bad input', (target) => {
       expect(response.status).to.be.within(400, 499);
       expect(Object.keys(response.body)).to.include.members(['error', 'message', 'code']);
       expect(await state()).to.deep.equal(stateBefore);
+    });
+  }
+
+  /** Every list endpoint: a GET whose query takes `page`. */
+  const LIST_PATHS = API_OPERATIONS.filter((op) => op.method === 'get' && op.query instanceof z.ZodObject && 'page' in op.query.shape).map((op) => op.path);
+
+  it('finds the list endpoints to check', () => {
+    expect(LIST_PATHS).to.include.members(['/api/sources', '/api/destinations', '/api/routes', '/api/events', '/api/replays', '/api/keys']);
+  });
+
+  for (const path of LIST_PATHS) {
+    it(`GET ${path} answers 400 VALIDATION_ERROR naming an unknown query parameter, and still takes page and pageSize`, async () => {
+      const refused = await h.api('GET', `${path}?page=1&pageSize=5&colour=red&sourceid=src_1`);
+      expect(refused.status, refused.text).to.equal(400);
+      expect(refused.body.code).to.equal('VALIDATION_ERROR');
+      expect(refused.body.message).to.include('colour').and.include('sourceid');
+      expect(refused.body.details).to.deep.equal([
+        { field: 'colour', message: 'Unknown query parameter' },
+        { field: 'sourceid', message: 'Unknown query parameter' },
+      ]);
+      const taken = await h.api('GET', `${path}?page=1&pageSize=5`);
+      expect(taken.status, taken.text).to.equal(200);
+      expect(taken.body.pagination).to.include({ page: 1, pageSize: 5 });
     });
   }
 

@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { ValidationError } from '../../libs/errors/errors.js';
 import { parseInput } from '../../libs/http/validate.js';
 
 /** The JSON body without read-only fields, so a fetched resource can be sent back as it came. */
@@ -20,6 +21,18 @@ export function parseOptionalBody<S extends z.ZodType>(ctx: Context, schema: S):
   return parseInput(schema, empty ? {} : body, 'Request body');
 }
 
+/**
+ * The query, by the operation's schema, which lists every parameter it takes: any other is 400
+ * VALIDATION_ERROR naming it, so a misspelt or unsupported filter is never silently ignored.
+ */
 export function parseQuery<S extends z.ZodType>(ctx: Context, schema: S): z.output<S> {
+  if (!(schema instanceof z.ZodObject)) throw new TypeError('A query schema is an object of its parameters');
+  const unknown = Object.keys(ctx.query).filter((name) => !Object.hasOwn(schema.shape, name));
+  if (unknown.length > 0) {
+    throw new ValidationError(
+      `Query is invalid: unknown parameter ${unknown.join(', ')}`,
+      unknown.map((field) => ({ field, message: 'Unknown query parameter' })),
+    );
+  }
   return parseInput(schema, ctx.query, 'Query');
 }

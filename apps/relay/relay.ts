@@ -61,6 +61,8 @@ export interface RelayOptions {
   gatewayClock?: () => number;
   /** Event ids a replay job copies into its snapshot per step (the runner's default when not given). */
   replaySnapshotChunk?: number;
+  /** The API's clock for its per-key rate limits; tests hold it still to put a burst in one instant. */
+  apiClock?: () => number;
   /** The pipeline threads' restart timer and start listener; tests end a thread and time its restart. */
   pipelineThreads?: Pick<PipelineThreadsOptions, 'schedule' | 'onThreadStart'>;
 }
@@ -87,7 +89,7 @@ function roleTable(options: RelayOptions): { role: RoleName; build: RoleBuilder;
     { role: 'router', build: buildRouterRole, whenThreaded: 'pipeline' },
     { role: 'router', build: buildSearchIndexerRole, whenThreaded: 'search indexer thread' },
     { role: 'gateway', build: gatewayRole({ clock: options.gatewayClock }), whenThreaded: 'main' },
-    { role: 'api', build: apiRole({ replaySnapshotChunk: options.replaySnapshotChunk }), whenThreaded: 'main' },
+    { role: 'api', build: apiRole({ replaySnapshotChunk: options.replaySnapshotChunk, clock: options.apiClock }), whenThreaded: 'main' },
     { role: 'api', build: buildConsoleRole, whenThreaded: 'main' },
     { role: 'api', build: buildJanitorRole, whenThreaded: 'main' },
   ];

@@ -80,11 +80,23 @@ describeEachBackend('replay by query', (target) => {
     expect((await api('GET', '/api/replays')).body.data.filter((job: { filter: { sourceId?: string } }) => job.filter.sourceId === sourceId)).to.deep.equal([]);
   });
 
+  it('a dry run honours every filter field, destinationId included, and matches what the job then replays', async () => {
+    const { destinationId, eventIds } = await deliveredEvents(3);
+    // Events of other sources and destinations exist (earlier tests): only this destination's count.
+    const filter = { destinationId };
+    const dryRun = await api('POST', '/api/replays', { body: { filter, dryRun: true } });
+    expect(dryRun.body.matched).to.equal(3);
+    expect(dryRun.body.sample).to.have.members(eventIds);
+    const created = await api('POST', '/api/replays', { body: { filter, maxPerSecond: 100 } });
+    expect(created.body).to.include({ matched: 3 });
+    expect(await finished(created.body.id)).to.include({ status: 'completed', matched: 3, replayed: 3, error: null });
+  });
+
   it('a job replays every matching event once, at its pace, and reports its progress', async () => {
     const { sourceId, destinationId, sink, eventIds } = await deliveredEvents(6);
     const created = await api('POST', '/api/replays', { body: { filter: { sourceId }, maxPerSecond: 3 } });
     expect(created.status).to.equal(202);
-    expect(created.body).to.include({ status: 'running', matched: 6, maxPerSecond: 3, finishedAt: null, destinationIds: null });
+    expect(created.body).to.include({ status: 'running', matched: 6, maxPerSecond: 3, finishedAt: null, destinationIds: null, error: null });
     expect(created.body.id).to.match(/^rpl_[0-9a-z]{26}$/);
     expect(created.body.filter).to.deep.equal({ sourceId });
     // The events were fixed when the job was created: a later one of the same source is not replayed.
@@ -149,7 +161,7 @@ describeEachBackend('replay by query', (target) => {
     expect((await api('GET', '/api/replays/rpl_00000000000000000000000000')).status).to.equal(404);
   });
 
-  it('a job whose named destination is deleted meanwhile ends failed, with what it replayed before', async () => {
+  it('a job whose named destination is deleted meanwhile ends failed, saying why, with what it replayed before', async () => {
     const { sourceId } = await deliveredEvents(3);
     const other = await suite.sink([respond(200)]);
     const destination = await api('POST', '/api/destinations', { body: { name: 'Short-lived', url: other.url } });
@@ -158,11 +170,13 @@ describeEachBackend('replay by query', (target) => {
     expect((await api('DELETE', `/api/destinations/${destination.body.id}`)).status).to.equal(204);
     const job = await finished(created.body.id);
     expect(job.status).to.equal('failed');
+    // The job says why it stopped.
+    expect(job.error).to.be.a('string').and.include(destination.body.id);
     expect(job.replayed).to.be.within(1, 2);
     expect(job.finishedAt).to.be.a('string');
   });
 
-  it('refuses unknown filter fields, from after to, maxPerSecond out of range and unknown destinations, and creates nothing', async () => {
+  it('refuses unknown filter fields, from after to, maxPerSecond out of range, too many or unknown destinations, and creates nothing', async () => {
     const before = (await api('GET', '/api/replays')).body.pagination.total;
     for (const [body, field, status] of [
       [{ filter: { sourceId: 'src_x', color: 'red' } }, 'filter.color', 400],
@@ -171,6 +185,8 @@ describeEachBackend('replay by query', (target) => {
       [{ filter: {}, maxPerSecond: 10_001 }, 'maxPerSecond', 400],
       [{ filter: { status: 'lost' } }, 'filter.status', 400],
       [{}, 'filter', 400],
+      // More destinations than a source may have routes (RELAY_MAX_ROUTES_PER_SOURCE, 100): refused before any is looked up.
+      [{ filter: {}, destinationIds: Array.from({ length: 101 }, (_, n) => `dst_${n}`) }, 'destinationIds', 400],
     ] as const) {
       const response = await api('POST', '/api/replays', { body });
       expect(response.status, JSON.stringify(body)).to.equal(status);

@@ -122,6 +122,8 @@ try {
     RELAY_DEFAULT_PLAN: 'enterprise',
     KAFKA_BROKERS: kafka.brokers.join(','),
     KAFKA_MAX_WAIT_MS: '100',
+    // It times creating the destinations and routes as fast as the API takes them, past one key's rate limit.
+    RELAY_API_REQUESTS_PER_SECOND: '1000000',
     ...extraEnv,
   };
   if (!args.sqlite) {

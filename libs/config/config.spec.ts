@@ -63,4 +63,23 @@ describe('loadConfig', function () {
       });
     }
   });
+
+  for (const [variable, property, max] of [
+    ['RELAY_API_REQUESTS_PER_SECOND', 'apiRequestsPerSecond', 1_000_000],
+    ['RELAY_MAX_ROUTES_PER_SOURCE', 'maxRoutesPerSource', 10_000],
+  ] as const) {
+    describe(variable, function () {
+      it(`is 100 by default, and reads 1 to ${max}`, function () {
+        expect(loadConfig({})[property]).to.equal(100);
+        expect(loadConfig({ [variable]: '1' })[property]).to.equal(1);
+        expect(loadConfig({ [variable]: String(max) })[property]).to.equal(max);
+      });
+
+      for (const bad of ['0', String(max + 1), '2.5', 'many']) {
+        it(`refuses "${bad}" at start with an error naming the variable`, function () {
+          expect(() => loadConfig({ [variable]: bad })).to.throw(ConfigError, new RegExp(`^${variable}: `)).with.property('variable', variable);
+        });
+      }
+    });
+  }
 });

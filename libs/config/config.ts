@@ -49,6 +49,10 @@ export interface Config {
   metricsToken?: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shutdownTimeoutMs: number;
+  /** RELAY_API_REQUESTS_PER_SECOND: each API key's sustained rate in one api process; bursts of twice that. */
+  apiRequestsPerSecond: number;
+  /** RELAY_MAX_ROUTES_PER_SOURCE: enabled routes a source may have, and destinations one event is replayed to at once. */
+  maxRoutesPerSource: number;
 }
 
 /**
@@ -177,6 +181,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     metricsToken: read(env, 'RELAY_METRICS_TOKEN'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     shutdownTimeoutMs: integer(env, 'RELAY_SHUTDOWN_TIMEOUT_MS', 15000, 0, 600000),
+    apiRequestsPerSecond: integer(env, 'RELAY_API_REQUESTS_PER_SECOND', 100, 1, 1_000_000),
+    // At most the deliveries one bulk replay may create, so one event's replay always fits in one.
+    maxRoutesPerSource: integer(env, 'RELAY_MAX_ROUTES_PER_SOURCE', 100, 1, 10_000),
     ...overrides,
   };
   if (config.payloadRetentionDays > config.eventRetentionDays) {

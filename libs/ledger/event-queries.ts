@@ -210,7 +210,7 @@ async function boundedTotal(sql: SqlClient, where: Where, page: PageRequest, sho
 
 /** Only organization, source and status: the triggers' counts answer exactly, without reading events. */
 const countedByKey = (filter: EventFilter) =>
-  filter.from === undefined && filter.to === undefined && filter.signatureValid === undefined && !filter.search;
+  filter.from === undefined && filter.to === undefined && filter.signatureValid === undefined && filter.destinationId === undefined && !filter.search;
 
 /**
  * A search: first a walk over the newest `searchScan` candidates (the other filters, in list order),
@@ -298,14 +298,26 @@ function everyMatchingEvent(sql: SqlClient, orgId: string, filter: EventFilter):
   return and(matching, search.condition, search.params);
 }
 
-/** How many events match `filter`, and the last of them in the list's order (the newest): what a replay job is bounded by. */
-export async function matchingBound(sql: SqlClient, orgId: string, filter: EventFilter): Promise<{ matched: number; newest: EventKey | null }> {
+/** How many events match `filter` (every filter field, its search included), and the newest `count` of them. */
+async function newestMatches(sql: SqlClient, orgId: string, filter: EventFilter, count: number): Promise<{ matched: number; newest: EventKey[] }> {
   const { where, params } = everyMatchingEvent(sql, orgId, filter);
-  const [[newest], [count]] = await Promise.all([
-    sql.all<EventKey>(`SELECT e.created_at AS "createdAt", e.id FROM events e WHERE ${where} ORDER BY e.created_at DESC, e.id DESC LIMIT 1`, params),
+  const [newest, [total]] = await Promise.all([
+    sql.all<EventKey>(`SELECT e.created_at AS "createdAt", e.id FROM events e WHERE ${where} ORDER BY e.created_at DESC, e.id DESC LIMIT ?`, [...params, count]),
     sql.all<{ total: number | string }>(`SELECT COUNT(*) AS total FROM events e WHERE ${where}`, params),
   ]);
-  return { matched: Number(count?.total ?? 0), newest: newest ? { createdAt: Number(newest.createdAt), id: newest.id } : null };
+  return { matched: Number(total?.total ?? 0), newest: newest.map((key) => ({ createdAt: Number(key.createdAt), id: key.id })) };
+}
+
+/** How many events match `filter`, and the last of them in the list's order (the newest): what a replay job is bounded by. */
+export async function matchingBound(sql: SqlClient, orgId: string, filter: EventFilter): Promise<{ matched: number; newest: EventKey | null }> {
+  const { matched, newest } = await newestMatches(sql, orgId, filter, 1);
+  return { matched, newest: newest[0] ?? null };
+}
+
+/** What a replay job with this filter would replay (a dry run): how many events, and the ids of the newest `size`. */
+export async function matchingSample(sql: SqlClient, orgId: string, filter: EventFilter, size: number): Promise<{ matched: number; sample: string[] }> {
+  const { matched, newest } = await newestMatches(sql, orgId, filter, size);
+  return { matched, sample: newest.map((key) => key.id) };
 }
 
 /**

@@ -60,10 +60,15 @@ export async function createdId(api: ApiCall, path: string, body: unknown): Prom
 export interface ApiHarnessOptions extends Omit<RelayOptions, 'logger'> {
   /** `api` (default): the api role alone, for suites that only call the API; `all` for those that ingest or deliver too. */
   role?: 'api' | 'all';
+  /**
+   * RELAY_API_REQUESTS_PER_SECOND. Unset, the harness lifts the per-key limit to the most: the suites
+   * create resources as fast as they can and check other things; the rate-limit suite sets it.
+   */
+  apiRequestsPerSecond?: number;
 }
 
 export async function startApiHarness(mocha: Context, target: StoreTarget, options: ApiHarnessOptions = {}): Promise<ApiHarness> {
-  const { role = 'api', ...relayOptions } = options;
+  const { role = 'api', apiRequestsPerSecond = 1_000_000, ...relayOptions } = options;
   const location = await target.prepare(mocha);
   const config = loadConfig({
     PORT: '0',
@@ -77,6 +82,7 @@ export async function startApiHarness(mocha: Context, target: StoreTarget, optio
     RELAY_ROLE: role,
     // The API suites check the API, not the pipeline threads (those have suites of their own).
     RELAY_THREADS: '1',
+    RELAY_API_REQUESTS_PER_SECOND: String(apiRequestsPerSecond),
   });
   const logger = createLogger({ level: 'silent' });
   let relay = await startRelay(config, { ...relayOptions, logger });

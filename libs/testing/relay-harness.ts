@@ -37,6 +37,8 @@ export async function startRelayHarness(
     RELAY_DEFAULT_PLAN: 'business',
     // One thread unless a suite asks for more: the pipeline threads have suites of their own.
     RELAY_THREADS: '1',
+    // The suites call the API as fast as they can set things up; the per-key limit has a suite of its own.
+    RELAY_API_REQUESTS_PER_SECOND: '1000000',
     ...env,
   };
   const start = () => startRelay(loadConfig(fullEnv), { ...options, logger: createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });

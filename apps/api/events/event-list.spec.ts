@@ -10,6 +10,8 @@ describeEachStore('GET /api/events', (target) => {
   let h: ApiHarness;
   let sourceOne: string;
   let sourceTwo: string;
+  let destinationOne: string;
+  let destinationTwo: string;
   // Oldest first: e[0] delivered (no routes), e[1] pending, e[2] failed and unsigned, e[3] partial, e[4] delivered.
   let e: SeededEvent[];
   let eventB: SeededEvent;
@@ -31,6 +33,7 @@ describeEachStore('GET /api/events', (target) => {
     const sourceB = (await createSource(h, { name: 'B shop', slug: 'b-shop' }, h.apiB)).id;
     const one = await createDestination(h, { name: 'One', url: 'https://one.example.com/hook' });
     const two = await createDestination(h, { name: 'Two', url: 'https://two.example.com/hook' });
+    [destinationOne, destinationTwo] = [one.id, two.id];
     const toOne = [{ destinationId: one.id, destinationName: one.name }];
     const toBoth = [...toOne, { destinationId: two.id, destinationName: two.name }];
     base = Date.now() - 3 * 60 * MINUTE;
@@ -82,6 +85,19 @@ describeEachStore('GET /api/events', (target) => {
   it('filters by sourceId', async () => {
     expect(ids(await list(`?sourceId=${sourceTwo}`))).to.deep.equal([e[3]!.eventId, e[2]!.eventId]);
     expect((await list('?sourceId=src_unknown')).body).to.deep.equal({ data: [], pagination: { total: 0, page: 1, pageSize: 20, totalExact: true } });
+  });
+
+  it('filters by destinationId: the events with a delivery to it, counted exactly, alone and with other filters', async () => {
+    const toOne = await list(`?destinationId=${destinationOne}&pageSize=2`);
+    expect(ids(toOne)).to.deep.equal([e[4]!.eventId, e[3]!.eventId]);
+    expect(toOne.body.pagination).to.deep.equal({ total: 4, page: 1, pageSize: 2, totalExact: true });
+    const toTwo = await list(`?destinationId=${destinationTwo}&sourceId=${sourceTwo}`);
+    expect(ids(toTwo)).to.deep.equal([e[3]!.eventId]);
+    expect(toTwo.body.pagination.total).to.equal(1);
+    expect(ids(await list(`?destinationId=${destinationOne}&status=failed`))).to.deep.equal([e[2]!.eventId]);
+    expect(ids(await list(`?destinationId=${destinationOne}&search=erin`))).to.deep.equal([e[4]!.eventId]);
+    expect((await list('?destinationId=dst_unknown')).body.pagination.total).to.equal(0);
+    expect(ids(await h.apiB('GET', `/api/events?destinationId=${destinationOne}`))).to.deep.equal([]);
   });
 
   it('filters by status, alone and with sourceId', async () => {

@@ -70,6 +70,22 @@ describeEachStore('Event replay', (target) => {
   const deliveries = async (eventId: string) => (await h.api('GET', `/api/events/${eventId}/deliveries`)).body.data as { id: string; destinationId: string; status: string }[];
   const newDeliveries = async (event: SeededEvent) => (await deliveries(event.eventId)).filter((d) => !event.deliveries.some((old) => old.id === d.id));
 
+  /** The relay's default RELAY_MAX_ROUTES_PER_SOURCE: one event is replayed to at most this many destinations. */
+  const MAX_ROUTES = 100;
+  const fanOut: string[] = [];
+  /** `count` destinations of organization A with no routes, made once and shared by the tests that need many. */
+  async function manyDestinations(count: number): Promise<string[]> {
+    while (fanOut.length < count) fanOut.push((await createDestination(h, { name: `fan-${fanOut.length}`, url: `${sink.url}/fan-${fanOut.length}` })).id);
+    return fanOut.slice(0, count);
+  }
+
+  function expectTooManyDestinations(response: { status: number; text: string; body: { code: string; message: string; details: { field: string }[] } }) {
+    expect(response.status, response.text).to.equal(400);
+    expect(response.body.code).to.equal('VALIDATION_ERROR');
+    expect(response.body.message).to.include('RELAY_MAX_ROUTES_PER_SOURCE');
+    expect(response.body.details.map((d) => d.field)).to.deep.equal(['destinationIds']);
+  }
+
   describe('POST /api/events/:id/replay', () => {
     it('without a body, sends the event again to the destinations of its enabled routes: 202, new pending deliveries, event pending', async () => {
       const event = await deliveredEvent();
@@ -176,6 +192,17 @@ describeEachStore('Event replay', (target) => {
       expect(response.body.deliveriesCreated).to.equal(0);
       expect((await h.api('GET', `/api/events/${event.eventId}`)).body.status).to.equal('delivered');
     });
+
+    it(`answers 400 naming destinationIds for more than ${MAX_ROUTES} destinations (RELAY_MAX_ROUTES_PER_SOURCE), and creates nothing`, async () => {
+      const event = await deliveredEvent();
+      const tooMany = await manyDestinations(MAX_ROUTES + 1);
+      expectTooManyDestinations(await h.api('POST', `/api/events/${event.eventId}/replay`, { body: { destinationIds: tooMany } }));
+      expect(await newDeliveries(event)).to.deep.equal([]);
+      // A repeated id counts once: the bound is on destinations.
+      const within = await h.api('POST', `/api/events/${event.eventId}/replay`, { body: { destinationIds: [...tooMany.slice(0, MAX_ROUTES), tooMany[0]] } });
+      expect(within.status, within.text).to.equal(202);
+      expect(within.body.deliveriesCreated).to.equal(MAX_ROUTES);
+    });
   });
 
   describe('when the broker does not take the jobs', () => {
@@ -189,7 +216,7 @@ describeEachStore('Event replay', (target) => {
       const publish = (topic: string, messages: Parameters<typeof live.send>[1]) =>
         topic === destinationTopic(d2.id) ? closed.producer().send(topic, messages) : live.send(topic, messages);
       try {
-        const deps = { store: h.relay.store, secrets: h.secrets, now: Date.now, publish, routesFor: createRouteTargets(h.relay.store.sql).forSource, lanes: false };
+        const deps = { store: h.relay.store, secrets: h.secrets, now: Date.now, publish, routesFor: createRouteTargets(h.relay.store.sql).forSource, lanes: false, maxRoutesPerSource: 100 };
         const failure = await replayEvent(deps, { org: h.relay.bootstrap.org }, event.eventId).then(() => null, (error: unknown) => error);
         expect(failure).to.be.instanceOf(UnavailableError);
       } finally {
@@ -254,18 +281,25 @@ describeEachStore('Event replay', (target) => {
 
     it(`answers 400 naming the bound when events × destinations exceed ${MAX_BULK_REPLAY_DELIVERIES}, and creates nothing`, async () => {
       const events: SeededEvent[] = [];
-      for (let n = 0; n < 100; n += 1) events.push(await deliveredEvent());
-      const many: string[] = [];
-      for (let n = 0; n < 101; n += 1) many.push((await createDestination(h, { name: `fan-${n}`, url: `${sink.url}/fan-${n}` })).id);
+      for (let n = 0; n < 101; n += 1) events.push(await deliveredEvent());
+      const many = await manyDestinations(100);
       const response = await h.api('POST', '/api/events/bulk/replay', { body: { eventIds: events.map((e) => e.eventId), destinationIds: many } });
       expect(response.status, response.text).to.equal(400);
       expect(response.body.code).to.equal('VALIDATION_ERROR');
       expect(response.body.message).to.include(String(MAX_BULK_REPLAY_DELIVERIES)).and.include('10100').and.include('POST /api/replays');
       expect(response.body.details.map((d: { field: string }) => d.field)).to.deep.equal(['eventIds']);
       for (const event of events.slice(0, 3)) expect(await newDeliveries(event)).to.deep.equal([]);
-      // One destination fewer is within the bound.
+      // Fewer events are within the bound.
       const within = await h.api('POST', '/api/events/bulk/replay', { body: { eventIds: events.slice(0, 2).map((e) => e.eventId), destinationIds: many.slice(0, 2) } });
       expect(within.status, within.text).to.equal(202);
+    });
+
+    it('answers 400 naming destinationIds when it names more destinations than a source may have routes, and creates nothing', async () => {
+      const events = [await deliveredEvent(), await deliveredEvent()];
+      const tooMany = await manyDestinations(101);
+      const response = await h.api('POST', '/api/events/bulk/replay', { body: { eventIds: events.map((e) => e.eventId), destinationIds: tooMany } });
+      expectTooManyDestinations(response);
+      for (const event of events) expect(await newDeliveries(event)).to.deep.equal([]);
     });
 
     it("answers 404 when a named destination is another organization's, and creates nothing", async () => {

@@ -10,7 +10,7 @@ import { selectEvents, type EventRecord } from '../../../libs/ledger/event-queri
 import { openedBody, payloadExpired, requireEvent, storedBody, storedEventDocument } from './event-service.js';
 
 /** What replaying needs of the API's dependencies. */
-export type ReplayDeps = Pick<ApiDeps, 'store' | 'secrets' | 'now' | 'publish' | 'routesFor' | 'lanes'>;
+export type ReplayDeps = Pick<ApiDeps, 'store' | 'secrets' | 'now' | 'publish' | 'routesFor' | 'lanes' | 'maxRoutesPerSource'>;
 
 /** An event ready to go out again: its body as stored (a sealed body stays sealed in the log) and the destinations it goes to. */
 interface Replay {
@@ -31,9 +31,17 @@ export type SkipReason = 'not_found' | 'payload_expired' | 'no_destinations';
 const LOOKUP_CHUNK = 200;
 const PAYLOAD_CHUNK = 20;
 
-/** The organization's destinations with these ids, in the given order; any other id is 404. */
-export async function namedTargets(deps: ReplayDeps, tenant: Tenant, ids: string[]): Promise<JobTarget[]> {
+/**
+ * The organization's destinations with these ids, in the given order; any other id is 404. An event is
+ * replayed to at most as many destinations at once as its source may have routes (RELAY_MAX_ROUTES_PER_SOURCE):
+ * more is 400, so no replay fans one event out further than routing would.
+ */
+export async function namedTargets(deps: Pick<ReplayDeps, 'store' | 'maxRoutesPerSource'>, tenant: Tenant, ids: string[]): Promise<JobTarget[]> {
   const unique = [...new Set(ids)];
+  if (unique.length > deps.maxRoutesPerSource) {
+    const bound = `at most ${deps.maxRoutesPerSource} destinations per event (RELAY_MAX_ROUTES_PER_SOURCE); ${unique.length} were named`;
+    throw new ValidationError(`destinationIds: ${bound}`, [{ field: 'destinationIds', message: bound }]);
+  }
   const rows = await deps.store.sql.all<Omit<JobTarget, 'destinationOrdered'> & { ordering: string }>(
     `SELECT id AS "destinationId", name AS "destinationName", ordering FROM destinations WHERE org_id = ? AND id IN (${unique.map(() => '?').join(', ')})`,
     [tenant.org.id, ...unique],

@@ -23,6 +23,7 @@ export const listEventsQuery = z
   .object({
     ...paginationShape,
     sourceId: queryString(64).optional().meta({ description: 'Only events of this source', example: 'src_01JDQ4Z6W8K3M5N7P9R1T3V5X7' }),
+    destinationId: queryString(64).optional().meta({ description: 'Only events with a delivery to this destination', example: 'dst_01JDQ4ZB2C4E6G8J0K2M4P6R8T' }),
     status: queryString(16).pipe(z.enum(EVENT_STATUSES)).optional().meta({ description: 'Only events in this state', example: 'failed' }),
     from: queryInstant.optional().meta({ description: 'Stored at or after (ISO 8601 date or date-time with a zone)', example: '2026-11-23T00:00:00Z' }),
     to: queryInstant.optional().meta({ description: 'Stored at or before (ISO 8601 date or date-time with a zone)', example: '2026-11-24' }),

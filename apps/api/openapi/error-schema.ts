@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   'IMPORT_CONFLICT',
   'LAST_ADMIN_KEY',
   'REPLAY_FINISHED',
+  'LIMIT_REACHED',
   'PAYLOAD_EXPIRED',
   'PAYLOAD_UNREADABLE',
   'PAYLOAD_TOO_LARGE',
@@ -72,7 +73,7 @@ export const ERROR_RESPONSES: Record<number, { description: string; example: Err
     example: { error: 'Not Found', message: 'Source src_01JDQ4Z6W8K3M5N7P9R1T3V5X7 not found', code: 'RESOURCE_NOT_FOUND' },
   },
   409: {
-    description: 'Conflicts with what exists (DUPLICATE_SLUG, DUPLICATE_ROUTE, IMPORT_CONFLICT, LAST_ADMIN_KEY, REPLAY_FINISHED), or a stored payload that cannot be opened (PAYLOAD_UNREADABLE); nothing changed',
+    description: 'Conflicts with what exists (DUPLICATE_SLUG, DUPLICATE_ROUTE, IMPORT_CONFLICT, LAST_ADMIN_KEY, REPLAY_FINISHED, LIMIT_REACHED), or a stored payload that cannot be opened (PAYLOAD_UNREADABLE); nothing changed',
     example: { error: 'Conflict', message: 'A source with slug "github" already exists', code: 'DUPLICATE_SLUG' },
   },
   410: {
@@ -88,7 +89,7 @@ export const ERROR_RESPONSES: Record<number, { description: string; example: Err
     example: { error: 'Unsupported Media Type', message: 'Request bodies must be application/json', code: 'UNSUPPORTED_MEDIA_TYPE' },
   },
   429: {
-    description: 'Rate limit exceeded; retry after `retryAfter` seconds (also the Retry-After header)',
+    description: "Rate limit exceeded (at ingest the source's, under /api the API key's); retry after `retryAfter` seconds (also the Retry-After header)",
     example: { error: 'Too Many Requests', message: 'Rate limit exceeded', code: 'RATE_LIMITED', retryAfter: 1 },
   },
   500: {

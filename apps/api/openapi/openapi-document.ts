@@ -15,14 +15,14 @@ const ID_EXAMPLES: Record<string, string> = {
 
 /**
  * The error statuses an operation can answer besides its own: every authenticated call can be malformed
- * (400), unauthenticated (401), out of its key's scope (403), carry a body that is not JSON (415), meet
- * an unreachable store (503) or, never expected, an internal fault (500); an `{id}` can be unknown (404)
- * and a body too large (413).
+ * (400), unauthenticated (401), out of its key's scope (403), carry a body that is not JSON (415), past
+ * its key's rate (429), meet an unreachable store (503) or, never expected, an internal fault (500); an
+ * `{id}` can be unknown (404) and a body too large (413).
  */
 function errorStatuses(operation: DocumentedOperation): number[] {
   const statuses = new Set(operation.errors ?? []);
   if (operation.scope !== 'public') {
-    for (const status of [400, 401, 403, 415, 500, 503]) statuses.add(status);
+    for (const status of [400, 401, 403, 415, 429, 500, 503]) statuses.add(status);
     if (operation.path.includes('{id}')) statuses.add(404);
     if (operation.body) statuses.add(413);
   }

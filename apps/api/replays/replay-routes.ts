@@ -28,6 +28,7 @@ const replayJobSchema = z
     maxPerSecond: z.number().int(),
     createdAt: timestamp,
     finishedAt: timestamp.nullable(),
+    error: z.string().nullable().meta({ description: 'Why a `failed` job stopped (a named destination deleted meanwhile, say); null otherwise' }),
   })
   .meta({ id: 'ReplayJob' });
 
@@ -44,6 +45,7 @@ const replayJobExample: z.input<typeof replayJobSchema> = {
   maxPerSecond: 100,
   createdAt: EXAMPLE_TIME,
   finishedAt: null,
+  error: null,
 };
 
 /** `/api/replays`: replay every event matching a query, in the background, previewed with a dry run. */

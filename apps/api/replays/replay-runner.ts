@@ -4,9 +4,20 @@ import type { Logger } from '../../../libs/logging/logger.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
 import { snapshotEventIdsAfter, type EventFilter, type EventKey } from '../../../libs/ledger/event-queries.js';
 import { dropSnapshot } from './replay-snapshot.js';
+import { MAX_BULK_REPLAY_DELIVERIES } from '../events/event-replay.js';
 
 /** What one step of a job does with its next events: the bulk replay, wired by the composition root. */
 export type ReplayEvents = (orgId: string, eventIds: string[], destinationIds: string[] | undefined) => Promise<{ eventsQueued: number; skipped: number }>;
+
+/** Events a step replays by default, at most. */
+const DEFAULT_STEP_SIZE = 100;
+
+/**
+ * Events per step such that a step, a bulk replay, stays within the deliveries one bulk replay may create
+ * when each event goes to at most `maxDestinationsPerEvent` (RELAY_MAX_ROUTES_PER_SOURCE): 100 at the default 100.
+ */
+export const replayStepSize = (maxDestinationsPerEvent: number) =>
+  Math.max(1, Math.min(DEFAULT_STEP_SIZE, Math.floor(MAX_BULK_REPLAY_DELIVERIES / maxDestinationsPerEvent)));
 
 export interface ReplayRunnerOptions {
   sql: SqlClient;
@@ -60,7 +71,7 @@ export function createReplayRunner(options: ReplayRunnerOptions): ReplayRunner {
   const now = options.now ?? Date.now;
   const pollMs = options.pollMs ?? 1000;
   const leaseMs = options.leaseMs ?? 15_000;
-  const stepSize = options.stepSize ?? 100;
+  const stepSize = options.stepSize ?? DEFAULT_STEP_SIZE;
   const snapshotChunk = options.snapshotChunk ?? 2000;
   const owner = `rnr_${randomBytes(8).toString('hex')}`;
   /** Per job: not before this instant (its pace). */

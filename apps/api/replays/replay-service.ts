@@ -3,7 +3,7 @@ import { newId } from '../../../libs/ids/ids.js';
 import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
 import type { Tenant } from '../../../libs/tenancy/tenant.js';
 import type { ApiDeps } from '../api-deps.js';
-import { matchingBound, selectEventPage } from '../../../libs/ledger/event-queries.js';
+import { matchingBound, matchingSample } from '../../../libs/ledger/event-queries.js';
 import { namedTargets, replayEvents, type ReplayDeps } from '../events/event-replay.js';
 import type { ReplayEvents } from './replay-runner.js';
 import { dropSnapshot } from './replay-snapshot.js';
@@ -21,11 +21,10 @@ async function requireReplay(deps: Pick<ApiDeps, 'store'>, tenant: Tenant, id: s
   return row;
 }
 
-/** How many events the filter matches and the newest few, by the event list's own query; nothing changes. */
+/** How many events the filter matches and the newest few, by the query the job itself runs; nothing changes. */
 export async function dryRunReplay(deps: ApiDeps, tenant: Tenant, input: CreateReplayInput): Promise<DryRun> {
   if (input.destinationIds) await namedTargets(deps, tenant, input.destinationIds);
-  const page = await selectEventPage(deps.store.sql, tenant.org.id, input.filter, { page: 1, pageSize: SAMPLE_SIZE });
-  return { matched: page.total, sample: page.rows.map((row) => row.id) };
+  return matchingSample(deps.store.sql, tenant.org.id, input.filter, SAMPLE_SIZE);
 }
 
 /**

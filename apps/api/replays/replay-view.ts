@@ -16,10 +16,12 @@ export interface ReplayRecord {
   skipped: number;
   createdAt: number;
   finishedAt: number | null;
+  /** Why a `failed` job stopped; null otherwise. */
+  error: string | null;
 }
 
 export const REPLAY_COLUMNS = `id, org_id AS "orgId", status, filter, destination_ids AS "destinationIds", max_per_second AS "maxPerSecond",
-  matched, replayed, skipped, created_at AS "createdAt", finished_at AS "finishedAt"`;
+  matched, replayed, skipped, created_at AS "createdAt", finished_at AS "finishedAt", error`;
 
 /** DESIGN section 6: the job with its progress; the filter shows its bounds as ISO 8601. */
 export function replayView(row: ReplayRecord) {
@@ -35,5 +37,6 @@ export function replayView(row: ReplayRecord) {
     maxPerSecond: Number(row.maxPerSecond),
     createdAt: isoTime(Number(row.createdAt)),
     finishedAt: isoTime(row.finishedAt === null ? null : Number(row.finishedAt)),
+    error: row.error,
   };
 }

@@ -4,6 +4,8 @@ import { created, startApiHarness, type ApiHarness } from '../../../libs/testing
 
 const ROUTE_KEYS = ['id', 'sourceId', 'destinationId', 'enabled', 'filter', 'createdAt'];
 const UNKNOWN_ROUTE = 'rte_00000000000000000000000000';
+/** The relay's default bound on a source's enabled routes. */
+const MAX_ROUTES = 100;
 
 describeEachStore('Routes API', (target) => {
   let h: ApiHarness;
@@ -212,6 +214,56 @@ describeEachStore('Routes API', (target) => {
       const remaining = await h.api('GET', `/api/routes?sourceId=${source.id}`);
       expect(remaining.body.data.map((r: { id: string }) => r.id)).to.deep.equal([keptRoute.id]);
       expect((await h.rawRow('routes', doomedRoute.id))).to.equal(undefined);
+    });
+  });
+  describe(`at most ${MAX_ROUTES} enabled routes per source (RELAY_MAX_ROUTES_PER_SOURCE)`, () => {
+    /** A source with `count` enabled routes, each to a destination of its own. */
+    async function sourceWithRoutes(count: number) {
+      const source = await newSource();
+      const routes = [];
+      for (let n = 0; n < count; n += 1) routes.push(await newRoute(source.id, (await newDestination()).id));
+      return { source, routes };
+    }
+
+    const expectLimitReached = (response: { status: number; body: { code: string; message: string } }) => {
+      expect(response.status, JSON.stringify(response.body)).to.equal(409);
+      expect(response.body.code).to.equal('LIMIT_REACHED');
+      expect(response.body.message).to.include('RELAY_MAX_ROUTES_PER_SOURCE');
+    };
+    const routeCount = async (sourceId: string) => (await h.api('GET', `/api/routes?sourceId=${sourceId}&pageSize=1`)).body.pagination.total as number;
+
+    it(`answers 409 LIMIT_REACHED for route ${MAX_ROUTES + 1} of a source and creates nothing; a disabled one may still be made`, async () => {
+      const { source } = await sourceWithRoutes(MAX_ROUTES);
+      const destination = await newDestination();
+      expectLimitReached(await h.api('POST', '/api/routes', { body: { sourceId: source.id, destinationId: destination.id } }));
+      expect(await routeCount(source.id)).to.equal(MAX_ROUTES);
+      const parked = await newRoute(source.id, destination.id, { enabled: false });
+      expect(parked.enabled).to.equal(false);
+      // Another source is not held by this one's routes.
+      expect((await newRoute((await newSource()).id, destination.id)).enabled).to.equal(true);
+    });
+
+    it('answers 409 LIMIT_REACHED when enabling a route past the bound, and enables it once another is disabled', async () => {
+      const { source, routes } = await sourceWithRoutes(MAX_ROUTES);
+      const parked = await newRoute(source.id, (await newDestination()).id, { enabled: false });
+      expectLimitReached(await h.api('PATCH', `/api/routes/${parked.id}`, { body: { enabled: true, filter: { body: { type: 'x' } } } }));
+      expect((await h.api('GET', `/api/routes/${parked.id}`)).body).to.include({ enabled: false, filter: null });
+      // Changing an enabled route's filter, or sending it back enabled, is no new route.
+      expect((await h.api('PATCH', `/api/routes/${routes[0]!.id}`, { body: { enabled: true, filter: { body: { type: 'y' } } } })).status).to.equal(200);
+      expect((await h.api('PATCH', `/api/routes/${routes[1]!.id}`, { body: { enabled: false } })).status).to.equal(200);
+      const enabled = await h.api('PATCH', `/api/routes/${parked.id}`, { body: { enabled: true, filter: { body: { type: 'x' } } } });
+      expect(enabled.status, enabled.text).to.equal(200);
+      expect(enabled.body).to.deep.include({ enabled: true, filter: { body: { type: 'x' } } });
+    });
+
+    it('lets exactly one of several concurrent creates take the last place', async () => {
+      const { source } = await sourceWithRoutes(MAX_ROUTES - 1);
+      const destinations = [];
+      for (let n = 0; n < 5; n += 1) destinations.push(await newDestination());
+      const answers = await Promise.all(destinations.map((d) => h.api('POST', '/api/routes', { body: { sourceId: source.id, destinationId: d.id } })));
+      expect(answers.map((a) => a.status).sort()).to.deep.equal([201, 409, 409, 409, 409]);
+      for (const refused of answers.filter((a) => a.status === 409)) expectLimitReached(refused);
+      expect(await routeCount(source.id)).to.equal(MAX_ROUTES);
     });
   });
 });

@@ -51,7 +51,8 @@ export const routeOperations: ApiOperation[] = resourceOperations({
   patch: { schema: patchSchema, example: { enabled: false, filter: null } },
   view: { schema: routeViewSchema, example: routeExample },
   summary: { schema: routeViewSchema, example: routeExample },
-  // An end of another organization (or none) is 404; a second route for the same pair 409.
+  // An end of another organization (or none) is 404; a second route for the same pair 409, as is one more
+  // enabled route of a source that has RELAY_MAX_ROUTES_PER_SOURCE (LIMIT_REACHED).
   writeErrors: [404, 409],
   readOnly: ['id', 'createdAt'],
   list: listRoutes,

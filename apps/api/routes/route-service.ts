@@ -7,6 +7,7 @@ import type { Tenant } from '../../../libs/tenancy/tenant.js';
 import type { ApiDeps } from '../api-deps.js';
 import { isoTime } from '../../../libs/time/iso-time.js';
 import type { RouteFilter } from './route-filter-schema.js';
+import { enableRoute, insertEnabledRoute } from '../../../libs/routing/route-limit.js';
 
 export interface CreateRouteInput {
   sourceId: string;
@@ -52,7 +53,9 @@ export async function createRoute(deps: ApiDeps, tenant: Tenant, input: CreateRo
     createdAt: deps.now(),
   };
   try {
-    await deps.store.routes.insert(row);
+    // An enabled route counts against its source's bound (409 LIMIT_REACHED); a disabled one does not.
+    if (row.enabled) await insertEnabledRoute(deps.store.sql, row, deps.maxRoutesPerSource);
+    else await deps.store.routes.insert(row);
   } catch (error) {
     if (isUniqueViolation(error)) throw duplicateRoute();
     throw error;
@@ -92,7 +95,9 @@ export async function updateRoute(deps: ApiDeps, tenant: Tenant, id: string, { s
     );
   }
   if (enabled === undefined && filter === undefined) return routeView(current);
-  const updated = await deps.store.routes.update(tenant.org.id, id, { enabled, filter });
+  if (enabled && !current.enabled) await enableRoute(deps.store.sql, current, filter, deps.maxRoutesPerSource);
+  else await deps.store.routes.update(tenant.org.id, id, { enabled, filter });
+  const updated = await deps.store.routes.get(tenant.org.id, id);
   if (!updated) throw new NotFoundError(`Route ${id} not found`);
   await deps.announce({ kind: 'route', action: 'updated', orgId: tenant.org.id, id });
   return routeView(updated);

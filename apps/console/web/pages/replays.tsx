@@ -20,6 +20,8 @@ interface ReplayJob {
   maxPerSecond: number;
   createdAt: string;
   finishedAt: string | null;
+  /** Why a failed job stopped. */
+  error: string | null;
 }
 
 const POLL_MS = 2000;
@@ -115,7 +117,10 @@ export function ReplaysPage() {
                 <td>
                   <code>{job.id}</code>
                 </td>
-                <td>{job.status}</td>
+                <td>
+                  {job.status}
+                  {job.error && `: ${job.error}`}
+                </td>
                 <td>
                   <progress max={Math.max(1, job.matched)} value={job.replayed + job.skipped} aria-label={`Progress of ${job.id}`} /> {job.replayed} replayed,{' '}
                   {job.skipped} skipped of {job.matched}
