@@ -1,8 +1,12 @@
 import { expect } from 'chai';
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
+import { openStore } from '../../libs/store/store.js';
 import { apiClient } from '../../libs/testing/api-client.js';
+import { startRelayProcess, type RelayProcess } from '../../libs/testing/relay-child-process.js';
+import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 import { describeEachStore, type StoreLocation, type StoreTarget } from '../../libs/testing/store-targets.js';
 import { startRelay, type RunningRelay } from './relay.js';
 
@@ -11,6 +15,16 @@ const ENCRYPTION_KEY = Buffer.alloc(32, 5).toString('base64');
 
 function storeEnv(location: StoreLocation): Record<string, string> {
   return { RELAY_DATA_DIR: location.dataDir, ...(location.databaseUrl ? { DATABASE_URL: location.databaseUrl } : {}) };
+}
+
+/** How many API keys the store holds, read past any running relay. */
+async function storedKeyCount(location: StoreLocation): Promise<number> {
+  const store = await openStore(location);
+  try {
+    return await store.apiKeys.count();
+  } finally {
+    await store.close();
+  }
 }
 
 describeEachStore('a revoked RELAY_API_KEY stays revoked across restarts', (target: StoreTarget) => {
@@ -66,5 +80,51 @@ describeEachStore('a revoked RELAY_API_KEY stays revoked across restarts', (targ
     expect(JSON.stringify(warnings)).not.to.include(BOOTSTRAP_KEY);
     const listed = await again('GET', '/api/keys', { key: successor.body.key });
     expect(listed.body.data.map((key: { name: string }) => key.name)).to.deep.equal(['successor']);
+  });
+});
+
+describeEachStore('the first start', (target: StoreTarget) => {
+  let location: StoreLocation & { cleanup(): Promise<void> };
+  let blocker: net.Server | undefined;
+  let relay: RelayProcess | undefined;
+
+  before(async function () {
+    location = await target.prepare(this);
+  });
+
+  after(async function () {
+    this.timeout(30_000);
+    await relay?.kill();
+    await new Promise<void>((resolve) => (blocker ? blocker.close(() => resolve()) : resolve()));
+    await location?.cleanup();
+  });
+
+  const env = () => ({ ...storeEnv(location), RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY, RELAY_THREADS: '1' });
+
+  it('on a port in use fails with a clear message and creates no key; the next start prints a key that works', async function () {
+    this.timeout(120_000);
+    blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker!.listen(0, '127.0.0.1', resolve));
+    const busyPort = (blocker.address() as net.AddressInfo).port;
+
+    const failed = await startRelayProcess('all', { ...env(), PORT: String(busyPort) }).then(
+      () => expect.fail('the relay started on a port in use'),
+      (error: Error) => error.message,
+    );
+    expect(failed).to.include(`relay failed to start: PORT: 127.0.0.1:${busyPort} is already in use`);
+    expect(failed).not.to.match(/API key for organization|rk_[A-Za-z0-9_-]{32}|\n\s+at /);
+    expect(await storedKeyCount(location)).to.equal(0);
+
+    relay = await startRelayProcess('all', env());
+    // Written right after the "relay listening" line the start waits for.
+    const printed = await waitFor(
+      'the first key on stdout',
+      () => /API key for organization "default" \(shown once, store it now\):\n\s+(rk_[A-Za-z0-9_-]{32})\n/.exec(relay!.output())?.[1],
+      isDefined,
+      10_000,
+    );
+    const answer = await apiClient(relay.url, printed)('GET', '/api/keys/current');
+    expect(answer.status, answer.text).to.equal(200);
+    expect(answer.body).to.include({ name: 'bootstrap', scope: 'admin' });
   });
 });
