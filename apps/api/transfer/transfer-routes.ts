@@ -59,6 +59,7 @@ const sourceEntrySchema = sourceViewSchema
 const destinationEntrySchema = destinationViewSchema
   .pick({ name: true, slug: true, url: true, method: true, description: true, headers: true, authType: true, timeoutMs: true, rateLimitPerMinute: true, retryPolicy: true, ordering: true })
   .extend({
+    headers: z.record(z.string(), z.string()).meta({ description: `Header names with their values, each "${REDACTED}" without includeSensitive` }),
     authConfig: z.union([z.literal(REDACTED), z.record(z.string(), z.string())]).meta({ description: `The credentials, or "${REDACTED}" without includeSensitive` }),
     isActive: z.boolean(),
   })
@@ -75,7 +76,11 @@ const sourceEntryExample = entryExample(sourceEntrySchema, sourceExample, {
   isActive: true,
 });
 
-const destinationEntryExample = entryExample(destinationEntrySchema, destinationExample, { authConfig: REDACTED, isActive: true });
+const destinationEntryExample = entryExample(destinationEntrySchema, destinationExample, {
+  headers: Object.fromEntries(Object.keys(destinationExample.headers).map((name) => [name, REDACTED])),
+  authConfig: REDACTED,
+  isActive: true,
+});
 
 const entryResultSchema = z
   .object({
