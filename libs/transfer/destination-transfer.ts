@@ -25,7 +25,8 @@ const credentialsRedacted = (entry: DestinationEntry) => entry.authConfig === RE
 
 /**
  * The new row for an entry; redacted credentials are left out (authType none). Redacted or masked header
- * values stand for the `current` row's (an overwrite); those with no stored value are left out and named.
+ * values stand for the `current` row's (an overwrite); those with no stored value are left out and named,
+ * and the destination is imported disabled: it must not deliver without what its receiver expects.
  */
 function buildRow(deps: TransferDeps, orgId: string, entry: DestinationEntry, slug: string, current?: DestinationRow) {
   const { isActive, authConfig, ...settings } = entry;
@@ -36,17 +37,17 @@ function buildRow(deps: TransferDeps, orgId: string, entry: DestinationEntry, sl
     deps,
     orgId,
     slug,
-    { ...settings, headers, enabled: isActive, authType: redacted ? 'none' : settings.authType, authConfig: authConfig === REDACTED ? undefined : authConfig },
+    { ...settings, headers, enabled: unknown.length > 0 ? false : isActive, authType: redacted ? 'none' : settings.authType, authConfig: authConfig === REDACTED ? undefined : authConfig },
     current,
   );
   return { row, headersLeftOut: unknown };
 }
 
-/** DESIGN "Export and import": a destination without the secrets it was exported with must not deliver until someone supplies them. */
+/** The import's warnings, with one naming the headers left out when there are some. */
 function withoutLostHeaders(row: DestinationRow, headersLeftOut: string[], warnings: string[]) {
   if (headersLeftOut.length === 0) return { row, warnings };
   const names = headersLeftOut.join(', ');
-  return { row: { ...row, enabled: false }, warnings: [...warnings, `headers ${names} are redacted with no stored value: the destination is imported disabled without them; set them, then enable it`] };
+  return { row, warnings: [...warnings, `headers ${names} are redacted with no stored value: the destination is imported disabled without them; set them, then enable it`] };
 }
 
 export const destinationTransfer: TransferKind<DestinationRow, DestinationEntry> = {
