@@ -76,7 +76,7 @@ describeEachStore('a revoked RELAY_API_KEY stays revoked across restarts', (targ
     expect(refused.body.code).to.equal('UNAUTHORIZED');
     const warning = warnings.map((line) => JSON.parse(line)).find((entry) => String(entry.msg).includes('RELAY_API_KEY was revoked'));
     expect(warning, warnings.join('')).to.include({ level: 40, keyId: bootstrapKeyId });
-    expect(warning.msg).to.include('relay keys create');
+    expect(warning.msg).to.include('relay keys create --org default');
     expect(JSON.stringify(warnings)).not.to.include(BOOTSTRAP_KEY);
     const listed = await again('GET', '/api/keys', { key: successor.body.key });
     expect(listed.body.data.map((key: { name: string }) => key.name)).to.deep.equal(['successor']);

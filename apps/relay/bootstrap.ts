@@ -29,7 +29,7 @@ export async function bootstrapOrganization(store: Store, config: Pick<Config, '
     if (ensured.status === 'revoked') {
       logger.warn(
         { keyId: ensured.keyId, revokedAt: new Date(ensured.revokedAt).toISOString() },
-        `RELAY_API_KEY was revoked and is not recreated: it gets 401. Create a new key with \`relay keys create --org <slug>\` (or POST /api/keys with another admin key), then set RELAY_API_KEY to it or unset it`,
+        `RELAY_API_KEY was revoked and is not recreated: it gets 401. Create a new key with \`relay keys create --org ${org.slug}\` (or POST /api/keys with another admin key), then set RELAY_API_KEY to it or unset it`,
       );
     }
     return { org };
