@@ -64,14 +64,28 @@ const GRANTS: Record<ApiKeyScope, readonly OperationScope[]> = {
   read: ['read'],
 };
 
+/** 403 unless the caller's key grants `needed`; `what` names the call in the message. */
+function authorizeScope(tenant: ApiPrincipal, needed: OperationScope, what: string): void {
+  if (!GRANTS[tenant.scope].includes(needed)) {
+    throw new ForbiddenError('FORBIDDEN', `This API key has the "${tenant.scope}" scope; ${what} needs "${needed}"`);
+  }
+}
+
+const callName = (operation: ApiOperation) => `${operation.method.toUpperCase()} ${operation.path}`;
+
 function requireScope(operation: ApiOperation): Middleware {
   return async function authorize(ctx, next) {
-    const { scope } = ctx.state.tenant as ApiPrincipal;
-    if (!GRANTS[scope].includes(operation.scope)) {
-      throw new ForbiddenError('FORBIDDEN', `This API key has the "${scope}" scope; ${operation.method.toUpperCase()} ${operation.path} needs "${operation.scope}"`);
-    }
+    authorizeScope(ctx.state.tenant as ApiPrincipal, operation.scope, callName(operation));
     await next();
   };
+}
+
+/** The operation's raised scope, once its query is parsed: only a flag that is really `true` raises it. */
+function requireRaisedScope(operation: ApiOperation, tenant: ApiPrincipal, query: unknown): void {
+  const raised = operation.raisedScope;
+  if (raised && (query as Record<string, unknown> | undefined)?.[raised.flag] === true) {
+    authorizeScope(tenant, raised.scope, `${callName(operation)} with ${raised.flag}=true`);
+  }
 }
 
 const successStatus = (operation: ApiOperation) => operation.status ?? Number(Object.keys(operation.responses)[0]);
@@ -79,6 +93,7 @@ const successStatus = (operation: ApiOperation) => operation.status ?? Number(Ob
 function serve(deps: ApiDeps, operation: ApiOperation): Middleware {
   return async function handleOperation(ctx) {
     const query = operation.query ? parseQuery(ctx, operation.query) : undefined;
+    requireRaisedScope(operation, ctx.state.tenant as ApiPrincipal, query);
     let body: unknown;
     if (operation.body) body = operation.body.required ? parseBody(ctx, operation.body.schema, operation.readOnly) : parseOptionalBody(ctx, operation.body.schema);
     ctx.status = successStatus(operation);

@@ -2,6 +2,7 @@ import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
 import { createRouteTargets } from '../../libs/routing/route-targets.js';
+import { sealPlainHeaders } from '../../libs/destinations/destination-headers.js';
 import { startEventCountFolding } from '../../libs/store/event-counts.js';
 import { apiRouter } from './api-app.js';
 import { createKeyAuthenticator } from '../../libs/keys/key-authenticator.js';
@@ -61,6 +62,8 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       name: 'api',
       routes: [api],
       async start() {
+        const sealed = await sealPlainHeaders(store.sql, secrets);
+        if (sealed > 0) logger.info({ destinations: sealed }, 'sealed the header values of destinations written before they were secrets');
         // Jobs left running by a previous process go on from their cursors.
         replayRunner.start();
         // Beside the API, which reads the counts: folded often enough that a count sums a few rows per key.

@@ -107,7 +107,7 @@ describe('web console in a real browser', function () {
     expect(ids.destination).to.match(/^dst_/);
     const created = (await harness.api('GET', `/api/destinations/${ids.destination}`)).body;
     expect(created).to.include({ ordering: 'source', method: 'POST' });
-    expect(created.headers).to.deep.equal({ 'X-Team': 'billing' });
+    expect(created.headers, 'header values are secrets, masked').to.deep.equal({ 'X-Team': '****' });
 
     await nav('Routes').click();
     await field('From source').selectOption({ label: 'Shop orders' });

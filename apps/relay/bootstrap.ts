@@ -25,7 +25,13 @@ async function createOrganization(store: Store, config: Pick<Config, 'org' | 'de
 export async function bootstrapOrganization(store: Store, config: Pick<Config, 'org' | 'defaultPlan' | 'apiKey'>, logger: Logger): Promise<BootstrapResult> {
   const org = (await store.organizations.bySlug(config.org)) ?? (await createOrganization(store, config));
   if (config.apiKey) {
-    await store.apiKeys.ensure(org.id, 'RELAY_API_KEY', config.apiKey);
+    const ensured = await store.apiKeys.ensure(org.id, 'RELAY_API_KEY', config.apiKey);
+    if (ensured.status === 'revoked') {
+      logger.warn(
+        { keyId: ensured.keyId, revokedAt: new Date(ensured.revokedAt).toISOString() },
+        `RELAY_API_KEY was revoked and is not recreated: it gets 401. Create a new key with \`relay keys create --org ${org.slug}\` (or POST /api/keys with another admin key), then set RELAY_API_KEY to it or unset it`,
+      );
+    }
     return { org };
   }
   if ((await store.apiKeys.count()) > 0) return { org };

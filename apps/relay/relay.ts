@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Broker } from '../../libs/broker/broker.js';
 import { createBroker } from '../../libs/broker/create-broker.js';
 import { pipelineThreadCount, type Config } from '../../libs/config/config.js';
+import { ConfigError } from '../../libs/errors/errors.js';
 import type { PlanLimitTable } from '../../libs/config/plan-limits.js';
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
@@ -201,6 +202,12 @@ export function roleBuilders(config: Config, placement: 'process' | 'pipeline th
     .map(({ build }) => build);
 }
 
+/** A port another process holds is the operator's to fix: said plainly, naming the setting, with no stack. */
+function portInUse(error: unknown, config: Pick<Config, 'host' | 'port'>): unknown {
+  if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') return error;
+  return new ConfigError('PORT', `${config.host}:${config.port} is already in use by another process; stop it or set another PORT`);
+}
+
 /** The composition root: wires config, store, broker and metrics into the roles this process runs. */
 export async function startRelay(config: Config, options: RelayOptions = {}): Promise<RunningRelay> {
   const logger = options.logger ?? createLogger({ level: config.logLevel });
@@ -215,7 +222,6 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     const backends = await openBackends(config, logger, metrics, closers);
     const { store, broker } = backends;
     await broker.admin().ensureTopics(CORE_TOPICS);
-    const bootstrap = await bootstrapOrganization(store, config, logger);
 
     const builders = roleBuilders(config, 'process', options);
     const threads = pipelineThreadCount(config);
@@ -235,13 +241,17 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     ]);
     const exposed = pipeline ? pipeline.metricsWith(metrics.registry) : metrics.registry;
     const routers = [probeRouter(ready), metricsRouter(exposed, config.metricsToken), ...roles.flatMap((role) => role.routes ?? [])];
-    const server = await startHttpServer(createHttpApp(routers, logger), { port: config.port, host: config.host });
+    const server = await startHttpServer(createHttpApp(routers, logger), { port: config.port, host: config.host }).catch((error: unknown) => {
+      throw portInUse(error, config);
+    });
     closers.push(() => server.close());
     metrics.observeAcceptQueue(server.port, acceptQueueLength);
     const endpoints = routers.flatMap((router) =>
       router.stack.flatMap((layer) => (typeof layer.path === 'string' ? layer.methods.map((method) => ({ method, path: layer.path as string })) : [])),
     );
     const gateway = roles.find((role): role is GatewayRole => role.name === 'gateway');
+    // Last, once the relay listens: a start that fails creates no first key it could not print (issue 53, #11).
+    const bootstrap = await bootstrapOrganization(store, config, logger);
     return { url: server.url, port: server.port, store, broker, bootstrap, dedup: gateway?.dedup, endpoints, close: closers.closeAll };
   } catch (error) {
     await closers.closeAll();

@@ -1,4 +1,5 @@
 import type { DestinationAuth } from './build-request.js';
+import { openHeaders } from '../destinations/destination-headers.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { DestinationRow } from '../store/entities/destination.js';
 import type { SourceRow } from '../store/entities/source.js';
@@ -39,7 +40,7 @@ function deliveryAuth(row: DestinationRow, config: Record<string, unknown>): Des
   return { authType: 'none' };
 }
 
-/** Opens the sealed credentials and signing secret; a DecryptionError (wrong key) propagates. */
+/** Opens the sealed header values, credentials and signing secret; a DecryptionError (wrong key) propagates. */
 function deliveryTargetOf(row: DestinationRow, secrets: SecretBox): DeliveryTarget {
   const config = row.authConfigSealed === null ? {} : (JSON.parse(secrets.open(row.authConfigSealed)) as Record<string, unknown>);
   return {
@@ -50,7 +51,7 @@ function deliveryTargetOf(row: DestinationRow, secrets: SecretBox): DeliveryTarg
       ...deliveryAuth(row, config ?? {}),
       url: row.url,
       method: row.method,
-      headers: row.headers,
+      headers: openHeaders(secrets, row),
       signingSecret: secrets.open(row.signingSecretSealed),
     },
     timeoutMs: row.timeoutMs,

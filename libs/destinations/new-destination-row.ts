@@ -4,14 +4,20 @@ import type { SecretBox } from '../secrets/secret-box.js';
 import { generateSigningSecret } from '../secrets/signing-secret.js';
 import type { DestinationRow } from '../store/entities/destination.js';
 import { sealAuth } from './destination-credentials.js';
+import { sealSentHeaders } from './destination-headers.js';
 import type { CreateDestinationInput } from './destination-schema.js';
 
-/** A new destination with every create default and sealed credentials; nothing is written (the API and imports share it). */
+/**
+ * A new destination with every create default, sealed header values and credentials; nothing is written
+ * (the API and imports share it). An import's overwrite passes the `current` row: masked or redacted
+ * values sent back stand for its stored ones.
+ */
 export function newDestinationRow(
   deps: { secrets: SecretBox; now: () => number },
   orgId: string,
   slug: string,
   input: CreateDestinationInput,
+  current?: DestinationRow,
 ): DestinationRow {
   const now = deps.now();
   const authType = input.authType ?? 'none';
@@ -24,7 +30,8 @@ export function newDestinationRow(
     url: input.url,
     method: input.method ?? 'POST',
     description: input.description ?? null,
-    headers: input.headers ?? {},
+    headers: {},
+    headersSealed: sealSentHeaders(deps.secrets, input.headers ?? {}, current),
     authType,
     authConfigSealed: sealAuth(deps, authType, input.authConfig),
     signingSecretSealed: deps.secrets.seal(generateSigningSecret()),

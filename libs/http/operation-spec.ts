@@ -33,6 +33,11 @@ export interface DocumentedOperation<Query extends z.ZodType | undefined = z.Zod
   summary: string;
   description?: string;
   scope: OperationScope;
+  /**
+   * A boolean query flag that, when true, raises the scope the call needs: an export with
+   * `includeSensitive=true` shows secrets in clear, so it needs `admin` where the export itself needs `read`.
+   */
+  raisedScope?: { flag: string; scope: OperationScope };
   /** Path parameters other than `{id}` (documented as a resource id), by name. */
   pathParams?: Record<string, { description: string; example: string }>;
   query?: Query;

@@ -6,10 +6,10 @@ describe('maskSecret', () => {
     expect(maskSecret('whsec_abcdefghijklmnopWXYZ')).to.equal('****WXYZ');
   });
 
-  it('shows only **** for a secret shorter than 12 characters, so most of it is never revealed', () => {
-    expect(maskSecret('abcdefghijk')).to.equal('****');
+  it('shows only **** for a secret of 8 characters or fewer, so half of it or more is never revealed', () => {
+    expect(maskSecret('abcdefgh')).to.equal('****');
     expect(maskSecret('abc')).to.equal('****');
     expect(maskSecret('')).to.equal('****');
-    expect(maskSecret('abcdefghijkl')).to.equal('****ijkl');
+    expect(maskSecret('abcdefghi')).to.equal('****fghi');
   });
 });

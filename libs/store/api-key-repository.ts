@@ -12,6 +12,9 @@ export const KEY_PREFIX_LENGTH = 8;
 
 export type RevokeOutcome = 'revoked' | 'not_found' | 'last_admin';
 
+/** What `ensure` found: the key registered now, already there, or revoked (and so not registered again). */
+export type EnsureOutcome = { status: 'created' | 'exists' } | { status: 'revoked'; keyId: string; revokedAt: number };
+
 /** API keys of organizations; only a key's SHA-256 is stored, never the key. */
 export class ApiKeyRepository extends OrgScopedRepository<ApiKeyRow> {
   constructor(
@@ -37,9 +40,14 @@ export class ApiKeyRepository extends OrgScopedRepository<ApiKeyRow> {
     return { row, key };
   }
 
-  /** Registers an operator's key (bootstrap) as `admin`; idempotent on the key itself. */
-  async ensure(orgId: string, name: string, key: string): Promise<void> {
-    if (!(await this.byHash(hashApiKey(key)))) await this.create(orgId, name, 'admin', key);
+  /** Registers an operator's key (bootstrap) as `admin`; idempotent on the key itself, and never a revoked key. */
+  async ensure(orgId: string, name: string, key: string): Promise<EnsureOutcome> {
+    const keyHash = hashApiKey(key);
+    const [revoked] = await this.sql.all<{ key_id: string; revoked_at: string | number }>('SELECT key_id, revoked_at FROM revoked_api_keys WHERE key_hash = ?', [keyHash]);
+    if (revoked) return { status: 'revoked', keyId: revoked.key_id, revokedAt: Number(revoked.revoked_at) };
+    if (await this.byHash(keyHash)) return { status: 'exists' };
+    await this.create(orgId, name, 'admin', key);
+    return { status: 'created' };
   }
 
   count(): Promise<number> {
@@ -52,11 +60,12 @@ export class ApiKeyRepository extends OrgScopedRepository<ApiKeyRow> {
   }
 
   /**
-   * Deletes a key unless it is the organization's last `admin` key. The organization's keys are locked
+   * Deletes a key unless it is the organization's last `admin` key, and records its SHA-256 as revoked in
+   * the same transaction, so nothing can register that key again. The organization's keys are locked
    * for the check (its row on PostgreSQL; SQLite's write transaction excludes every other writer), so two
    * concurrent revocations cannot remove the last two admin keys together.
    */
-  revoke(orgId: string, id: string): Promise<RevokeOutcome> {
+  revoke(orgId: string, id: string, now = Date.now()): Promise<RevokeOutcome> {
     return this.sql.transaction(async (tx) => {
       if (tx.kind === 'postgres') await tx.all('SELECT id FROM organizations WHERE id = ? FOR UPDATE', [orgId]);
       const [key] = await tx.all<{ scope: string }>('SELECT scope FROM api_keys WHERE org_id = ? AND id = ?', [orgId, id]);
@@ -65,6 +74,7 @@ export class ApiKeyRepository extends OrgScopedRepository<ApiKeyRow> {
         const [admins] = await tx.all<{ n: number }>("SELECT COUNT(*) AS n FROM api_keys WHERE org_id = ? AND scope = 'admin'", [orgId]);
         if (Number(admins!.n) <= 1) return 'last_admin';
       }
+      await tx.run('INSERT INTO revoked_api_keys (key_hash, org_id, key_id, name, revoked_at) SELECT key_hash, org_id, id, name, ? FROM api_keys WHERE id = ?', [now, id]);
       await tx.run('DELETE FROM api_keys WHERE id = ?', [id]);
       return 'revoked';
     });

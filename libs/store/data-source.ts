@@ -27,6 +27,8 @@ import { SearchIndexDetailNone1795305600018 } from './migrations/0019-search-ind
 import { DropHandedOverAttempts1795305600019 } from './migrations/0020-drop-handed-over-attempts.js';
 import { SearchChunks1795305600020 } from './migrations/0021-search-chunks.js';
 import { SqliteSearchChunks1795305600021 } from './migrations/0022-sqlite-search-chunks.js';
+import { RevokedApiKeys1795305600022 } from './migrations/0023-revoked-api-keys.js';
+import { SealedDestinationHeaders1795305600023 } from './migrations/0024-sealed-destination-headers.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -59,6 +61,8 @@ export const FOUNDATION_MIGRATIONS = [
   DropHandedOverAttempts1795305600019,
   SearchChunks1795305600020,
   SqliteSearchChunks1795305600021,
+  RevokedApiKeys1795305600022,
+  SealedDestinationHeaders1795305600023,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';

@@ -32,6 +32,7 @@ export function destinationRow(orgId: string, signingSecretSealed: string, overr
     method: 'POST',
     description: null,
     headers: {},
+    headersSealed: null,
     authType: 'none',
     authConfigSealed: null,
     signingSecretSealed,

@@ -5,6 +5,7 @@ import { DestinationEntity, type DestinationRow } from '../store/entities/destin
 import { createDestinationSchema } from '../destinations/destination-schema.js';
 import { destinationSettings } from '../destinations/destination-settings.js';
 import { newDestinationRow } from '../destinations/new-destination-row.js';
+import { openHeaders, redactedHeaders, resolveHeaders } from '../destinations/destination-headers.js';
 import { slugify } from '../slugs/slugs.js';
 import { REDACTED, type TransferDeps, type TransferKind } from './transfer-kind.js';
 
@@ -22,16 +23,31 @@ type DestinationEntry = z.output<typeof destinationEntrySchema>;
 /** Credentials the entry does not carry: redacted while its authType needs some. */
 const credentialsRedacted = (entry: DestinationEntry) => entry.authConfig === REDACTED && (entry.authType ?? 'none') !== 'none';
 
-/** The new row for an entry; redacted credentials are left out (authType none). */
-function buildRow(deps: TransferDeps, orgId: string, entry: DestinationEntry, slug: string): DestinationRow {
+/**
+ * The new row for an entry; redacted credentials are left out (authType none). Redacted or masked header
+ * values stand for the `current` row's (an overwrite); those with no stored value are left out and named,
+ * and the destination is imported disabled: it must not deliver without what its receiver expects.
+ */
+function buildRow(deps: TransferDeps, orgId: string, entry: DestinationEntry, slug: string, current?: DestinationRow) {
   const { isActive, authConfig, ...settings } = entry;
   const redacted = credentialsRedacted(entry);
-  return newDestinationRow(deps, orgId, slug, {
-    ...settings,
-    enabled: isActive,
-    authType: redacted ? 'none' : settings.authType,
-    authConfig: authConfig === REDACTED ? undefined : authConfig,
-  });
+  const { unknown } = resolveHeaders(deps.secrets, entry.headers ?? {}, current);
+  const headers = Object.fromEntries(Object.entries(entry.headers ?? {}).filter(([name]) => !unknown.includes(name)));
+  const row = newDestinationRow(
+    deps,
+    orgId,
+    slug,
+    { ...settings, headers, enabled: unknown.length > 0 ? false : isActive, authType: redacted ? 'none' : settings.authType, authConfig: authConfig === REDACTED ? undefined : authConfig },
+    current,
+  );
+  return { row, headersLeftOut: unknown };
+}
+
+/** The import's warnings, with one naming the headers left out when there are some. */
+function withoutLostHeaders(row: DestinationRow, headersLeftOut: string[], warnings: string[]) {
+  if (headersLeftOut.length === 0) return { row, warnings };
+  const names = headersLeftOut.join(', ');
+  return { row, warnings: [...warnings, `headers ${names} are redacted with no stored value: the destination is imported disabled without them; set them, then enable it`] };
 }
 
 export const destinationTransfer: TransferKind<DestinationRow, DestinationEntry> = {
@@ -44,7 +60,8 @@ export const destinationTransfer: TransferKind<DestinationRow, DestinationEntry>
   toEntry(deps, row, includeSensitive) {
     let authConfig: unknown = {};
     if (row.authConfigSealed !== null) authConfig = includeSensitive ? JSON.parse(deps.secrets.open(row.authConfigSealed)) : REDACTED;
-    return { ...destinationSettings(row, authConfig), isActive: row.enabled };
+    const headers = includeSensitive ? openHeaders(deps.secrets, row) : redactedHeaders(deps.secrets, row);
+    return { ...destinationSettings(row, { headers, authConfig }), isActive: row.enabled };
   },
 
   /** As on create, a missing slug is derived from the name. */
@@ -56,28 +73,24 @@ export const destinationTransfer: TransferKind<DestinationRow, DestinationEntry>
   parse: (entry) => parseInput(destinationEntrySchema, entry, 'Entry'),
 
   created(deps, orgId, entry, slug) {
-    const row = buildRow(deps, orgId, entry, slug);
-    if (!credentialsRedacted(entry)) return { row, warnings: [] };
+    const { row, headersLeftOut } = buildRow(deps, orgId, entry, slug);
+    if (!credentialsRedacted(entry)) return withoutLostHeaders(row, headersLeftOut, []);
     // DESIGN "Export and import": no credentials, so it must not deliver until someone supplies them.
-    return {
-      row: { ...row, enabled: false },
-      warnings: [
-        `authConfig is redacted: the destination is created disabled and without credentials (authType none instead of ${entry.authType}); set authType and authConfig, then enable it`,
-      ],
-    };
+    return withoutLostHeaders({ ...row, enabled: false }, headersLeftOut, [
+      `authConfig is redacted: the destination is created disabled and without credentials (authType none instead of ${entry.authType}); set authType and authConfig, then enable it`,
+    ]);
   },
 
   overwritten(deps, entry, current) {
-    const row = buildRow(deps, current.orgId, entry, current.slug);
-    if (!credentialsRedacted(entry)) return { row, warnings: [] };
+    const { row, headersLeftOut } = buildRow(deps, current.orgId, entry, current.slug, current);
+    if (!credentialsRedacted(entry)) return withoutLostHeaders(row, headersLeftOut, []);
     if (entry.authType !== current.authType) {
       throw new ValidationError('authConfig is redacted, but authType changes: the current credentials cannot be kept', [
         { field: 'authConfig', message: `is redacted while authType changes from ${current.authType} to ${entry.authType}; include the credentials` },
       ]);
     }
-    return {
-      row: { ...row, authType: current.authType, authConfigSealed: current.authConfigSealed },
-      warnings: ['authConfig is redacted: the current credentials are kept'],
-    };
+    return withoutLostHeaders({ ...row, authType: current.authType, authConfigSealed: current.authConfigSealed }, headersLeftOut, [
+      'authConfig is redacted: the current credentials are kept',
+    ]);
   },
 };

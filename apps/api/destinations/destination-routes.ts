@@ -83,7 +83,7 @@ export const destinationOperations: ApiOperation[] = [
     operationId: 'getDestinationSigningSecret',
     tag: 'Destinations',
     summary: 'The secret deliveries are signed with (Standard Webhooks)',
-    scope: 'read',
+    scope: 'admin',
     responses: { 200: { description: 'The signing secret', body: { schema: signingSecretSchema, example: { secret: SIGNING_SECRET } } } },
     handle: (deps, { tenant, params }) => getSigningSecret(deps, tenant, params.id!),
   }),
@@ -93,7 +93,7 @@ export const destinationOperations: ApiOperation[] = [
     operationId: 'rotateDestinationSigningSecret',
     tag: 'Destinations',
     summary: 'Replace the signing secret of deliveries',
-    scope: 'write',
+    scope: 'admin',
     responses: {
       200: {
         description: 'The new signing secret',

@@ -7,6 +7,7 @@ import type { DestinationRow } from '../../../libs/store/entities/destination.js
 import type { PageQuery } from '../../../libs/store/org-scoped-repository.js';
 import { isUniqueViolation } from '../../../libs/store/unique-violation.js';
 import { sealAuth } from '../../../libs/destinations/destination-credentials.js';
+import { sealSentHeaders } from '../../../libs/destinations/destination-headers.js';
 import type { CreateDestinationInput, PatchDestinationInput } from '../../../libs/destinations/destination-schema.js';
 import { newDestinationRow } from '../../../libs/destinations/new-destination-row.js';
 import { slugify, uniqueSlug } from '../../../libs/slugs/slugs.js';
@@ -86,13 +87,15 @@ function enablingChanges(current: DestinationRow, enabled: boolean | undefined, 
 
 export async function updateDestination(deps: ApiDeps, tenant: Tenant, id: string, patch: PatchDestinationInput) {
   const current = await requireDestination(deps, tenant, id);
-  const { authType, authConfig, retryPolicy, ...settings } = patch;
+  const { authType, authConfig, retryPolicy, headers, ...settings } = patch;
   const now = deps.now();
   const changes: Partial<DestinationRow> = { ...settings, ...enablingChanges(current, patch.enabled, now), updatedAt: now };
   // The fields given replace the current ones; the bounds hold for the policy that results.
   if (retryPolicy !== undefined) {
     changes.retryPolicy = parseInput(z.strictObject({ retryPolicy: retryPolicySchema }), { retryPolicy: { ...current.retryPolicy, ...retryPolicy } }, 'Request body').retryPolicy;
   }
+  // The map given replaces the current one; a masked value sent back keeps its stored value.
+  if (headers !== undefined) Object.assign(changes, { headers: {}, headersSealed: sealSentHeaders(deps.secrets, headers, current) });
   // authType repeated unchanged without authConfig keeps the credentials.
   if (authConfig !== undefined || (authType !== undefined && authType !== current.authType)) {
     const effectiveType = authType ?? current.authType;

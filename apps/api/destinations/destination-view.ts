@@ -4,6 +4,7 @@ import type { DestinationRow } from '../../../libs/store/entities/destination.js
 import type { ApiDeps } from '../api-deps.js';
 import { AUTH_SECRET_FIELDS, AUTH_TYPES, type AuthType } from '../../../libs/destinations/destination-schema.js';
 import { destinationSettings } from '../../../libs/destinations/destination-settings.js';
+import { maskedHeaders } from '../../../libs/destinations/destination-headers.js';
 import { isoTime } from '../../../libs/time/iso-time.js';
 import { EXAMPLE_TIME, timestamp } from '../openapi/shared-schemas.js';
 
@@ -35,7 +36,7 @@ function maskedAuthConfig(deps: ApiDeps, row: DestinationRow): Record<string, un
 export function destinationView(deps: ApiDeps, row: DestinationRow, stats: DestinationStats = NO_DELIVERIES) {
   return {
     id: row.id,
-    ...destinationSettings(row, maskedAuthConfig(deps, row)),
+    ...destinationSettings(row, { headers: maskedHeaders(deps.secrets, row), authConfig: maskedAuthConfig(deps, row) }),
     enabled: row.enabled,
     disabledReason: row.disabledReason,
     disabledAt: isoTime(row.disabledAt),
@@ -76,7 +77,7 @@ export const destinationViewSchema = z
     url: z.string(),
     method: z.enum(['POST', 'PUT', 'PATCH']),
     description: z.string().nullable(),
-    headers: z.record(z.string(), z.string()),
+    headers: z.record(z.string(), z.string()).meta({ description: 'Sent with every delivery; the values are secrets, masked (`****` and the last 4 characters)' }),
     authType: z.enum(AUTH_TYPES as [AuthType, ...AuthType[]]),
     authConfig: z.record(z.string(), z.string()).meta({ description: 'Credentials for authType, secret fields masked' }),
     timeoutMs: z.number().int(),
@@ -107,7 +108,7 @@ export const destinationExample: z.input<typeof destinationViewSchema> = {
   url: 'https://orders.example.com/hooks',
   method: 'POST',
   description: null,
-  headers: { 'X-Team': 'orders' },
+  headers: { 'X-Team-Token': '****7c1e' },
   authType: 'bearer',
   authConfig: { token: '****9f3a' },
   timeoutMs: 30000,

@@ -54,7 +54,7 @@ export const keyOperations: ApiOperation[] = [
     path: '/api/keys',
     operationId: 'createApiKey',
     tag: 'API keys',
-    summary: 'Create a key: `admin` (everything), `write` (everything but keys) or `read` (GET only)',
+    summary: 'Create a key: `admin` (everything), `write` (everything but keys and secrets) or `read` (GET only, no secrets)',
     description: 'The key is in this response only; store it now.',
     scope: 'admin',
     body: { schema: createKeyBody, required: true, example: { name: 'dashboard', scope: 'read' } },

@@ -73,16 +73,23 @@ function errorResponse(status: number): ZodOpenApiResponseObject {
   return documented;
 }
 
+/** The operation's own description, then what its raised scope needs (a security requirement cannot depend on a query flag). */
+function description(operation: DocumentedOperation): string | undefined {
+  const raised = operation.raisedScope && `\`${operation.raisedScope.flag}=true\` needs the \`${operation.raisedScope.scope}\` scope.`;
+  return [operation.description, raised].filter(Boolean).join(' ') || undefined;
+}
+
 function operationObject(operation: DocumentedOperation): ZodOpenApiOperationObject {
   const responses: Record<string, ZodOpenApiResponseObject> = {};
   for (const [status, documented] of Object.entries(operation.responses)) responses[status] = response(documented);
   for (const status of errorStatuses(operation)) responses[String(status)] = errorResponse(status);
   const path = pathParameters(operation);
+  const text = description(operation);
   return {
     operationId: operation.operationId,
     tags: [operation.tag],
     summary: operation.summary,
-    ...(operation.description ? { description: operation.description } : {}),
+    ...(text ? { description: text } : {}),
     security: operation.scope === 'public' ? [] : [{ [BEARER_SCHEME]: [operation.scope] }],
     ...(path || operation.query ? { requestParams: { ...(path ? { path } : {}), ...(operation.query ? { query: operation.query as z.ZodObject } : {}) } } : {}),
     ...(operation.body
@@ -107,7 +114,7 @@ export function buildOpenApiDocument(operations: readonly DocumentedOperation[])
       version: '1.0.0',
       description:
         'The management API under `/api` (every call with `Authorization: Bearer <API key>`), the public ingest endpoint and the probes. ' +
-        'Errors always use the `Error` body. Keys have a scope: `admin` (everything), `write` (everything but key management), `read` (GET only); ' +
+        'Errors always use the `Error` body. Keys have a scope: `admin` (everything), `write` (everything but key management and secrets: signing secrets, rotations, `includeSensitive` exports), `read` (GET only, secrets excepted); ' +
         "each operation's security requirement names the scope it needs.",
     },
     paths,

@@ -39,7 +39,7 @@ export const sourceOperations: ApiOperation[] = [
     tag: 'Sources',
     summary: 'Replace the verification secret; the old one stops working at once',
     description: 'The new secret appears in this response only.',
-    scope: 'write',
+    scope: 'admin',
     responses: {
       200: {
         description: 'The new secret',

@@ -17,7 +17,9 @@ import { EXPORT_VERSION, REDACTED, type TransferKind, type TransferRow } from '.
 
 const exportQuery = z.object({
   ids: commaSeparatedIds.optional().meta({ description: 'Comma-separated ids (1..1000); every one when left out', example: 'src_01JDQ4Z6W8K3M5N7P9R1T3V5X7,src_01JDQ4Z6W8K3M5N7P9R1T3V5X8' }),
-  includeSensitive: queryBoolean.default(false).meta({ description: 'Include secrets and credentials in clear (default false: redacted)', example: 'false' }),
+  includeSensitive: queryBoolean
+    .default(false)
+    .meta({ description: 'Include secrets and credentials in clear (default false: redacted); true needs an `admin` key', example: 'false' }),
 });
 const bulkDeleteBody = z.strictObject({ ids: idListSchema });
 
@@ -57,6 +59,7 @@ const sourceEntrySchema = sourceViewSchema
 const destinationEntrySchema = destinationViewSchema
   .pick({ name: true, slug: true, url: true, method: true, description: true, headers: true, authType: true, timeoutMs: true, rateLimitPerMinute: true, retryPolicy: true, ordering: true })
   .extend({
+    headers: z.record(z.string(), z.string()).meta({ description: `Header names with their values, each "${REDACTED}" without includeSensitive` }),
     authConfig: z.union([z.literal(REDACTED), z.record(z.string(), z.string())]).meta({ description: `The credentials, or "${REDACTED}" without includeSensitive` }),
     isActive: z.boolean(),
   })
@@ -73,7 +76,11 @@ const sourceEntryExample = entryExample(sourceEntrySchema, sourceExample, {
   isActive: true,
 });
 
-const destinationEntryExample = entryExample(destinationEntrySchema, destinationExample, { authConfig: REDACTED, isActive: true });
+const destinationEntryExample = entryExample(destinationEntrySchema, destinationExample, {
+  headers: Object.fromEntries(Object.keys(destinationExample.headers).map((name) => [name, REDACTED])),
+  authConfig: REDACTED,
+  isActive: true,
+});
 
 const entryResultSchema = z
   .object({
@@ -134,6 +141,7 @@ function kindOperations<Row extends TransferRow, Draft>(kind: TransferKind<Row, 
       tag,
       summary: `Export ${kind.collection} as JSON (secrets redacted unless includeSensitive)`,
       scope: 'read',
+      raisedScope: { flag: 'includeSensitive', scope: 'admin' },
       query: exportQuery,
       responses: { 200: { description: 'The export envelope (SPEC 2.8)', body: { schema: envelope, example: exportExample } } },
       // An id in `ids` that is unknown or another organization's; nothing is exported.

@@ -17,7 +17,7 @@ export interface RetryPolicy {
   backoffMultiplier: number;
 }
 
-/** A destination as stored: credentials and the relay's signing secret are sealed. */
+/** A destination as stored: header values, credentials and the relay's signing secret are sealed. */
 export interface DestinationRow {
   id: string;
   orgId: string;
@@ -26,7 +26,10 @@ export interface DestinationRow {
   url: string;
   method: HttpMethod;
   description: string | null;
+  /** Plain header values of a row written before they were sealed; `{}` once `headersSealed` is set. */
   headers: Record<string, string>;
+  /** The header map, sealed JSON (libs/destinations/destination-headers.ts); null for none or not sealed yet. */
+  headersSealed: string | null;
   authType: AuthType;
   authConfigSealed: string | null;
   signingSecretSealed: string;
@@ -54,6 +57,7 @@ export const DestinationEntity = new EntitySchema<DestinationRow>({
     method: column.varchar(8),
     description: column.text(true),
     headers: column.json(),
+    headersSealed: { ...column.text(true), name: 'headers_sealed' },
     authType: { ...column.varchar(16), name: 'auth_type' },
     authConfigSealed: { ...column.text(true), name: 'auth_config_sealed' },
     signingSecretSealed: { ...column.text(), name: 'signing_secret_sealed' },
