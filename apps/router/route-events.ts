@@ -6,6 +6,7 @@ import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { filterDocument } from '../../libs/filters/filter-document.js';
+import { FieldBudget } from '../../libs/payload/field-budget.js';
 import { openStoredPayload, sealedPayload, storedPayload, storedSealedPayload } from '../../libs/payload/stored-payload.js';
 import { matchRoutes, type RoutedTarget } from '../../libs/routing/route-targets.js';
 import { livePayloadPolicies, storeEvents, storeFailedEvent, type NewEvent } from '../../libs/ledger/stored-events.js';
@@ -70,10 +71,14 @@ async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<
       const policy = live.get(event.meta.sourceId);
       if (!policy) continue;
       const { meta, body } = event;
-      const payload = meta.sealed ? storedSealedPayload(body, meta.contentType, policy, deps.secrets) : storedPayload(body, meta.contentType, policy, deps.secrets);
-      const routed = matchRoutes(targets[index]!, () =>
-        filterDocument({ body: openStoredPayload(body, meta.sealed === true, deps.secrets), contentType: meta.contentType, headers: meta.headers, query: meta.query, path: meta.path }),
+      // One budget for the event's filters, then its search text: the filters decide deliveries, so they go first.
+      const budget = new FieldBudget();
+      const routed = matchRoutes(
+        targets[index]!,
+        () => filterDocument({ body: openStoredPayload(body, meta.sealed === true, deps.secrets), contentType: meta.contentType, headers: meta.headers, query: meta.query, path: meta.path }),
+        budget,
       );
+      const payload = meta.sealed ? storedSealedPayload(body, meta.contentType, policy, deps.secrets, budget) : storedPayload(body, meta.contentType, policy, deps.secrets, budget);
       stored.push(event);
       planned.push({ meta, payload, ...routed });
     }
