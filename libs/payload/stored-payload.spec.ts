@@ -58,6 +58,14 @@ describe('storedPayload', () => {
     expect(storedPayload(body, json, policy, secrets, spent)).to.deep.equal({ bytes: body, sealed: false, searchText: null });
   });
 
+  it('seals a body with encrypted fields whole, and leaves nothing of it searchable past the event budget', () => {
+    const body = Buffer.from(JSON.stringify({ list: Array.from({ length: 1000 }, (_, i) => ({ i, card: `4111-${i}` })) }));
+    const stored = storedPayload(body, json, { encryptFields: ['$..card'], maskFields: [] }, secrets, new FieldBudget(1_000));
+    expect(stored.sealed).to.equal(true);
+    expect(stored.searchText).to.equal(null);
+    expect(openStoredPayload(stored.bytes, true, secrets).equals(body)).to.equal(true);
+  });
+
   it('makes binary bodies and text with NUL characters unsearchable', () => {
     expect(storedPayload(Buffer.from([0xff, 0xfe, 0x00]), 'application/octet-stream', plain, secrets).searchText).to.equal(null);
     expect(storedPayload(Buffer.from('a\u0000b'), 'text/plain', plain, secrets).searchText).to.equal(null);
