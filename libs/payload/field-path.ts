@@ -133,10 +133,14 @@ const isContainer = (value: unknown): value is Container => typeof value === 'ob
  */
 function eachSelected(container: Container, selector: Selector, budget: FieldBudget, found: (key: string | number, value: unknown) => void): void {
   if (selector.kind === 'wildcard') {
-    const keys: (string | number)[] | unknown[] = Array.isArray(container) ? container : Object.keys(container);
-    budget.spend(keys.length + 1);
-    if (Array.isArray(container)) container.forEach((value, index) => found(index, value));
-    else for (const key of keys as string[]) found(key, container[key]);
+    if (Array.isArray(container)) {
+      budget.spend(container.length + 1);
+      container.forEach((value, index) => found(index, value));
+    } else {
+      const keys = Object.keys(container);
+      budget.spend(keys.length + 1);
+      for (const key of keys) found(key, container[key]);
+    }
     return;
   }
   budget.spend(1);
