@@ -2,9 +2,10 @@ import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MAX_RECURSIVE_STEPS, MAX_SELECTORS } from '../../libs/payload/field-path.js';
 import { nearestRank } from '../../libs/stats/nearest-rank.js';
-import { describeEachBackend } from '../../libs/testing/backend-targets.js';
+import { embeddedLogOn } from '../../libs/testing/backend-targets.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { startRelayHarness, type RelayHarness } from '../../libs/testing/relay-harness.js';
+import { STORE_TARGETS } from '../../libs/testing/store-targets.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 /**
@@ -38,8 +39,12 @@ function nestedBody(n: number): string {
 
 const percentile = (values: readonly number[], p: number) => nearestRank([...values].sort((a, b) => a - b), p);
 
-describeEachBackend("one organization's expensive events do not hold up another's", (target) => {
-  const settleMs = target.name.includes('Kafka') ? 60_000 : 30_000;
+// On both stores, behind the embedded log: the work is the router's and recorder's, and on the Kafka mock of
+// a loaded test machine the trickle alone already took seconds (p99 2.7 s at load 17), which says nothing
+// about one organization holding up another.
+for (const store of STORE_TARGETS) describe(`One organization's expensive events do not hold up another's [${store.name}]`, () => {
+  const target = embeddedLogOn(store);
+  const settleMs = 30_000;
   let harness: RelayHarness;
   const sinks: HttpSink[] = [];
 
