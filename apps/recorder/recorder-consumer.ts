@@ -1,6 +1,7 @@
 import type { Broker, RecordBatch } from '../../libs/broker/broker.js';
 import { decodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
+import { decodedRounds } from '../../libs/pipeline/fair-rounds.js';
 import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { storeBatcher } from '../../libs/store/store-batcher.js';
@@ -22,17 +23,25 @@ function attemptWriter(sql: SqlClient): (attempts: AttemptRecord[]) => Promise<v
   });
 }
 
-/** The handler of `relay.attempts`: each batch's attempts written, a record that fails on its own set aside. */
+/**
+ * The handler of `relay.attempts`: each batch's attempts written round after round of the organizations'
+ * records in turn (fair-rounds.ts), so one organization's many attempts do not hold up another's; a record
+ * that fails on its own set aside.
+ */
 export function createAttemptsHandler(sql: SqlClient, deadLetters: DeadLetters): (batch: RecordBatch) => Promise<void> {
   const write = attemptWriter(sql);
-  return (batch) =>
-    handleIsolatingPoison(batch.records, {
-      all: (records) => write(records.map(decodeAttemptRecord)),
-      // Alone means its own transaction, not one shared with other partitions' batches.
-      one: (record) => recordAttempts(sql, [decodeAttemptRecord(record)]),
-      deadLetter: (record, error) => deadLetterPoison(deadLetters, record, error),
-      markEvent: (record, error) => failUnrecordedAttempt(sql, decodeAttemptRecord(record), poisonReason(error).detail),
-    });
+  return async (batch) => {
+    const { rounds, decoded } = decodedRounds(batch.records, decodeAttemptRecord, (attempt) => attempt.orgId);
+    for (const round of rounds) {
+      await handleIsolatingPoison(round, {
+        all: (records) => write(records.map(decoded)),
+        // Alone means its own transaction, not one shared with other partitions' batches.
+        one: (record) => recordAttempts(sql, [decoded(record)]),
+        deadLetter: (record, error) => deadLetterPoison(deadLetters, record, error),
+        markEvent: (record, error) => failUnrecordedAttempt(sql, decoded(record), poisonReason(error).detail),
+      });
+    }
+  };
 }
 
 /** The recorder role: the only writer of delivery state, fed by `relay.attempts`. */

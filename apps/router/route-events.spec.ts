@@ -5,7 +5,10 @@ import { newId } from '../../libs/ids/ids.js';
 import { encodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { decodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
-import { openStoreFixture, type StoreFixture } from '../../libs/testing/store-fixtures.js';
+import { compileFilter } from '../../libs/filters/route-filter.js';
+import { FIELD_WORK_BUDGET } from '../../libs/payload/field-budget.js';
+import { FIRST_ROUND_SHARE } from '../../libs/pipeline/fair-rounds.js';
+import { openStoreFixture, sourceRow, type StoreFixture } from '../../libs/testing/store-fixtures.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { routeEvents, type RouterDeps } from './route-events.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/topology.js';
@@ -29,7 +32,7 @@ describeEachStore('routeEvents', (target) => {
     await fixture?.close();
   });
 
-  const deps = (): RouterDeps => ({
+  const deps = (overrides: Partial<RouterDeps> = {}): RouterDeps => ({
     sql: fixture.store.sql,
     routesFor: async () => destinations.map((d) => ({ ...d, routeId: `rte_${d.destinationId}`, filter: null, destinationOrdered: false })),
     publish: async (topic, messages) => void published.push(...messages.map((message) => ({ topic, message }))),
@@ -38,10 +41,10 @@ describeEachStore('routeEvents', (target) => {
     deadLetters: async (reason) => {
       throw new Error(`dead-lettered: ${reason}`);
     },
+    ...overrides,
   });
 
-  function record(sourceId: string, receivedAt: number, overrides: Partial<IngestMeta> = {}): BrokerRecord {
-    const body = Buffer.from(`{"n":${receivedAt}}`);
+  function record(sourceId: string, receivedAt: number, overrides: Partial<IngestMeta> = {}, body = Buffer.from(`{"n":${receivedAt}}`)): BrokerRecord {
     const meta: IngestMeta = {
       eventId: newId('evt'),
       orgId: fixture.org.id,
@@ -61,7 +64,8 @@ describeEachStore('routeEvents', (target) => {
     return { topic: INGEST_TOPIC, partition: 0, offset: '0', timestamp: receivedAt, key: message.key, value: message.value, headers: message.headers ?? {} };
   }
 
-  const route = (records: BrokerRecord[]) => routeEvents(deps(), { topic: INGEST_TOPIC, partition: 0, records });
+  const route = (records: BrokerRecord[], overrides: Partial<RouterDeps> = {}) => routeEvents(deps(overrides), { topic: INGEST_TOPIC, partition: 0, records });
+  const publishedEventIds = () => published.map(({ message }) => decodeDeliveryJob({ ...message, topic: '', partition: 0, offset: '0', timestamp: 0, headers: message.headers ?? {} } as BrokerRecord).job.eventId);
   const eventIdOf = (r: BrokerRecord) => (JSON.parse(String(r.headers['relay-meta'])) as IngestMeta).eventId;
   const publishedDeliveries = () => published.map(({ message }) => decodeDeliveryJob({ ...message, topic: '', partition: 0, offset: '0', timestamp: 0, headers: message.headers ?? {} } as BrokerRecord).job.deliveryId).sort();
   const storedDeliveries = async () => (await fixture.store.sql.all<{ id: string }>('SELECT id FROM deliveries ORDER BY id')).map((row) => row.id);
@@ -118,5 +122,42 @@ describeEachStore('routeEvents', (target) => {
     const orphanDeliveries = await fixture.store.sql.all<{ id: string }>('SELECT id FROM deliveries WHERE event_id = ? ORDER BY id', [eventIdOf(orphanCopy)]);
     expect(orphanDeliveries).to.have.length(2);
     expect(publishedDeliveries()).to.deep.equal(orphanDeliveries.map((row) => row.id));
+  });
+
+  it("routes another organization's few events in the batch's first round, before the rest of one organization's many", async () => {
+    const other = await fixture.store.organizations.create(`other-${newId('org').slice(-8)}`, 'pro');
+    const otherSource = await fixture.store.sources.insert(sourceRow(other.id));
+    const many = Array.from({ length: 3 * FIRST_ROUND_SHARE }, (_, i) => record(sources[0]!, 1_000 + i));
+    const few = record(otherSource.id, 2_000, { orgId: other.id });
+    await route([...many, few]);
+    const order = publishedEventIds();
+    // Two jobs an event; the other organization's come before the many's (FIRST_ROUND_SHARE + 1)th event's.
+    expect(order.indexOf(eventIdOf(few))).to.be.below(order.indexOf(eventIdOf(many[FIRST_ROUND_SHARE]!)));
+    expect(new Set(order)).to.have.property('size', many.length + 1);
+    const [stored] = await fixture.store.sql.all<{ n: number | string }>('SELECT COUNT(*) AS n FROM events');
+    expect(Number(stored!.n)).to.equal(many.length + 1);
+  });
+
+  it('stores an event whose filter and search text run past its field budget: the filter does not take it, nothing of it is searchable, the unfiltered route delivers it; the next event has a budget of its own', async () => {
+    const masked = await fixture.store.sources.insert(sourceRow(fixture.org.id, { maskFields: ['$..secret'] }));
+    const [open, filtered] = destinations;
+    const routesFor = async () => [
+      { ...open!, routeId: 'rte_open', filter: null, destinationOrdered: false },
+      { ...filtered!, routeId: 'rte_filtered', filter: compileFilter({ body: { tags: 'needle' } }), destinationOrdered: false },
+    ];
+    // The filter would take it, but comparing the tag with every item of the list is past the budget.
+    const body = Buffer.from(JSON.stringify({ secret: 's', tags: [...Array.from({ length: FIELD_WORK_BUDGET }, () => 't'), 'needle'] }));
+    const heavy = record(masked.id, 1_000, { payloadSize: body.length }, body);
+    const light = record(masked.id, 1_001, {}, Buffer.from('{"secret":"s","tags":["t","needle"]}'));
+    await route([heavy, light], { routesFor });
+    const rows = await fixture.store.sql.all<{ id: string; status: string; deliveries_count: number | string; filtered_route_ids: string; payload_text: string | null }>(
+      'SELECT id, status, deliveries_count, filtered_route_ids, payload_text FROM events ORDER BY received_at',
+    );
+    expect(rows.map((row) => [row.id, row.status, Number(row.deliveries_count), JSON.parse(row.filtered_route_ids)])).to.deep.equal([
+      [eventIdOf(heavy), 'pending', 1, ['rte_filtered']],
+      [eventIdOf(light), 'pending', 2, []],
+    ]);
+    expect(rows.map((row) => row.payload_text)).to.deep.equal([null, '{"secret":"****","tags":["t","needle"]}']);
+    expect(publishedEventIds()).to.have.members([eventIdOf(heavy), eventIdOf(light), eventIdOf(light)]);
   });
 });

@@ -2,10 +2,12 @@ import type { BrokerRecord, OutgoingMessage, RecordBatch } from '../../libs/brok
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
 import { deliveryJobMessage, firstAttemptJob, withLane } from '../../libs/pipeline/delivery-job.js';
 import { decodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
+import { decodedRounds } from '../../libs/pipeline/fair-rounds.js';
 import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { filterDocument } from '../../libs/filters/filter-document.js';
+import { FieldBudget } from '../../libs/payload/field-budget.js';
 import { openStoredPayload, sealedPayload, storedPayload, storedSealedPayload } from '../../libs/payload/stored-payload.js';
 import { matchRoutes, type RoutedTarget } from '../../libs/routing/route-targets.js';
 import { livePayloadPolicies, storeEvents, storeFailedEvent, type NewEvent } from '../../libs/ledger/stored-events.js';
@@ -43,22 +45,28 @@ async function markFailedEvent(deps: RouterDeps, record: BrokerRecord, detail: s
   });
 }
 
+type IngestEvent = ReturnType<typeof decodeIngestMessage>;
+
 /**
  * Consumes a batch of `relay.ingest`: persists events and pending deliveries in one transaction, then
- * publishes one job per routed destination. The offsets are committed after both, by returning. A record
- * that fails on its own (poison-records.ts) is set aside with its event marked, and the rest go on.
+ * publishes one job per routed destination, round after round of the organizations' records in turn
+ * (fair-rounds.ts), so one organization's many or costly events do not hold up another's. The offsets are
+ * committed after the last round, by returning. A record that fails on its own (poison-records.ts) is set
+ * aside with its event marked, and the rest go on.
  */
 export async function routeEvents(deps: RouterDeps, batch: RecordBatch): Promise<void> {
-  await handleIsolatingPoison(batch.records, {
-    all: (records) => routeRecords(deps, records),
-    one: (record) => routeRecords(deps, [record]),
-    deadLetter: (record, error) => deadLetterPoison(deps.deadLetters, record, error),
-    markEvent: (record, error) => markFailedEvent(deps, record, poisonReason(error).detail),
-  });
+  const { rounds, decoded } = decodedRounds(batch.records, decodeIngestMessage, (event) => event.meta.orgId);
+  for (const round of rounds) {
+    await handleIsolatingPoison(round, {
+      all: (records) => routeRecords(deps, records.map(decoded)),
+      one: (record) => routeRecords(deps, [decoded(record)]),
+      deadLetter: (record, error) => deadLetterPoison(deps.deadLetters, record, error),
+      markEvent: (record, error) => markFailedEvent(deps, record, poisonReason(error).detail),
+    });
+  }
 }
 
-async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<void> {
-  const events = records.map(decodeIngestMessage);
+async function routeRecords(deps: RouterDeps, events: IngestEvent[]): Promise<void> {
   const targets = await Promise.all(events.map((event) => deps.routesFor(event.meta.sourceId)));
   const now = deps.now();
   const routed = await deps.sql.transaction(async (tx) => {
@@ -70,10 +78,14 @@ async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<
       const policy = live.get(event.meta.sourceId);
       if (!policy) continue;
       const { meta, body } = event;
-      const payload = meta.sealed ? storedSealedPayload(body, meta.contentType, policy, deps.secrets) : storedPayload(body, meta.contentType, policy, deps.secrets);
-      const routed = matchRoutes(targets[index]!, () =>
-        filterDocument({ body: openStoredPayload(body, meta.sealed === true, deps.secrets), contentType: meta.contentType, headers: meta.headers, query: meta.query, path: meta.path }),
+      // One budget for the event's filters, then its search text: the filters decide deliveries, so they go first.
+      const budget = new FieldBudget();
+      const routed = matchRoutes(
+        targets[index]!,
+        () => filterDocument({ body: openStoredPayload(body, meta.sealed === true, deps.secrets), contentType: meta.contentType, headers: meta.headers, query: meta.query, path: meta.path }),
+        budget,
       );
+      const payload = meta.sealed ? storedSealedPayload(body, meta.contentType, policy, deps.secrets, budget) : storedPayload(body, meta.contentType, policy, deps.secrets, budget);
       stored.push(event);
       planned.push({ meta, payload, ...routed });
     }

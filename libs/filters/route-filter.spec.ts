@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { FieldBudget, FieldBudgetExceededError } from '../payload/field-budget.js';
 import { compileFilter, filterIssues, MAX_FILTER_BYTES, type FilterDocument } from './route-filter.js';
 
 const order: FilterDocument = {
@@ -8,7 +9,7 @@ const order: FilterDocument = {
   path: '/ingest/acme/shop',
 };
 
-const matches = (filter: unknown, document = order) => compileFilter(filter)(document);
+const matches = (filter: unknown, document = order) => compileFilter(filter)(document, new FieldBudget());
 
 describe('route filters', () => {
   describe('matching', () => {
@@ -69,6 +70,33 @@ describe('route filters', () => {
     it('null and {} take every event', () => {
       expect(matches(null)).to.equal(true);
       expect(matches({})).to.equal(true);
+    });
+  });
+
+  describe('on what a hostile sender or tenant can send', () => {
+    it('reads own fields only: inherited members such as constructor, __proto__, toString and hasOwnProperty are absent', () => {
+      for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+        expect(matches({ headers: { [name]: { $exists: true } } }), `headers.${name}`).to.equal(false);
+        expect(matches({ body: { customer: { [name]: { $exists: true } } } }), `body.customer.${name}`).to.equal(false);
+        expect(matches({ [name]: { $exists: false } }), `${name} at the root`).to.equal(true);
+      }
+    });
+
+    it('finds those names where the event holds them itself', () => {
+      // Parsed, as bodies and stored filters are: a literal `__proto__:` would set the prototype instead.
+      const fields = '{"__proto__": "p", "constructor": "c", "toString": "t", "hasOwnProperty": "h"}';
+      const held = { ...order, body: JSON.parse(fields) };
+      expect(matches(JSON.parse(`{"body": ${fields}}`), held)).to.equal(true);
+      expect(matches(JSON.parse('{"body": {"__proto__": "other"}}'), held)).to.equal(false);
+    });
+
+    it('counts each field looked up and each array item compared against the event budget, and stops past it', () => {
+      const long = { ...order, body: { tags: Array.from({ length: 1000 }, (_, i) => `t${i}`) } };
+      const budget = new FieldBudget(10_000);
+      expect(compileFilter({ body: { tags: 'absent' } })(long, budget)).to.equal(false);
+      expect(budget.spent).to.equal(2 + 1000);
+      const filter = compileFilter({ $or: Array.from({ length: 20 }, (_, i) => ({ body: { tags: `absent-${i}` } })) });
+      expect(() => filter(long, new FieldBudget(10_000))).to.throw(FieldBudgetExceededError);
     });
   });
 

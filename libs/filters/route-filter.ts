@@ -5,8 +5,12 @@
  * `$not` may appear at any level and apply to the value at that level.
  *
  * A filter is checked and compiled once into closures, so matching an event walks no JSON and
- * allocates nothing (the router runs it for every event of a filtered route).
+ * allocates nothing (the router runs it for every event of a filtered route). A field is a value's own
+ * property only: `constructor` or `toString` name nothing that the event does not hold. Each field looked
+ * up and each array item compared counts against the event's FieldBudget; past it, FieldBudgetExceededError.
  */
+
+import type { FieldBudget } from '../payload/field-budget.js';
 
 export const MAX_FILTER_BYTES = 10 * 1024;
 export const MAX_FILTER_DEPTH = 10;
@@ -25,9 +29,9 @@ export interface FilterDocument {
   path: string;
 }
 
-export type CompiledFilter = (document: FilterDocument) => boolean;
+export type CompiledFilter = (document: FilterDocument, budget: FieldBudget) => boolean;
 
-type Matcher = (value: unknown) => boolean;
+type Matcher = (value: unknown, budget: FieldBudget) => boolean;
 type Literal = string | number | boolean | null;
 
 const COMPARISONS = new Set(['$gt', '$gte', '$lt', '$lte']);
@@ -38,9 +42,15 @@ const isLiteral = (value: unknown): value is Literal =>
   value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
 const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** Whether an array holds `item`, each item compared counted against the budget. */
+function arrayIncludes(value: unknown[], item: unknown, budget: FieldBudget): boolean {
+  budget.spend(value.length);
+  return value.includes(item);
+}
+
 /** Equality with a literal; a field holding an array matches when one of its items is equal. */
 function equalsLiteral(expected: Literal): Matcher {
-  return (value) => value === expected || (Array.isArray(value) && value.includes(expected));
+  return (value, budget) => value === expected || (Array.isArray(value) && arrayIncludes(value, expected, budget));
 }
 
 function compare(operator: string, operand: number | string): Matcher {
@@ -65,26 +75,29 @@ function text(operator: string, operand: string): Matcher {
       return (value) => typeof value === 'string' && value.endsWith(operand);
     default:
       // A text contains a substring; an array contains an item.
-      return (value) => (typeof value === 'string' ? value.includes(operand) : Array.isArray(value) && value.includes(operand));
+      return (value, budget) => (typeof value === 'string' ? value.includes(operand) : Array.isArray(value) && arrayIncludes(value, operand, budget));
   }
 }
 
 const all = (matchers: Matcher[]): Matcher => {
   if (matchers.length === 1) return matchers[0]!;
-  return (value) => {
-    for (const matcher of matchers) if (!matcher(value)) return false;
+  return (value, budget) => {
+    for (const matcher of matchers) if (!matcher(value, budget)) return false;
     return true;
   };
 };
 
-const any = (matchers: Matcher[]): Matcher => (value) => {
-  for (const matcher of matchers) if (matcher(value)) return true;
+const any = (matchers: Matcher[]): Matcher => (value, budget) => {
+  for (const matcher of matchers) if (matcher(value, budget)) return true;
   return false;
 };
 
-/** The value of a named field, undefined when the value has no such field. */
+/** The value of a named field, undefined when the value has no such field of its own. */
 function field(name: string, matcher: Matcher): Matcher {
-  return (value) => matcher(isPlainObject(value) ? value[name] : undefined);
+  return (value, budget) => {
+    budget.spend(1);
+    return matcher(isPlainObject(value) && Object.hasOwn(value, name) ? value[name] : undefined, budget);
+  };
 }
 
 /** Checks and compiles; collects every fault rather than stopping at the first. */
@@ -117,17 +130,17 @@ class FilterCompiler {
     if (key === '$or') return any(this.conditions(operand, path, depth));
     if (key === '$not') {
       const inner = this.condition(operand, path, depth + 1);
-      return (value) => !inner(value);
+      return (value, budget) => !inner(value, budget);
     }
     if (key === '$eq' || key === '$neq') {
       if (!isLiteral(operand)) return this.fault(path, 'must be a string, number, boolean or null');
       const equal = equalsLiteral(operand);
-      return key === '$eq' ? equal : (value) => !equal(value);
+      return key === '$eq' ? equal : (value, budget) => !equal(value, budget);
     }
     if (key === '$in' || key === '$nin') {
       if (!Array.isArray(operand) || !operand.every(isLiteral)) return this.fault(path, 'must be an array of strings, numbers, booleans or nulls');
       const member = any(operand.map(equalsLiteral));
-      return key === '$in' ? member : (value) => !member(value);
+      return key === '$in' ? member : (value, budget) => !member(value, budget);
     }
     if (key === '$exists') {
       if (typeof operand !== 'boolean') return this.fault(path, 'must be true or false');

@@ -5,7 +5,16 @@
  * Supported: `$`, `.name`, `.*`, `['name']` / `["name"]`, `[n]` (negative counts from the end), `[*]`,
  * unions of names and indexes (`['a','b']`, `[0,2]`), and recursive descent `..name`, `..*`, `..[...]`.
  * Filters (`?(...)`), script expressions and slices are refused: they run code or cost without bound.
+ * A path has at most MAX_RECURSIVE_STEPS descents and MAX_SELECTORS selectors, so what it costs on a body
+ * is bounded by the body's size times a small number.
  */
+
+import type { FieldBudget } from './field-budget.js';
+
+/** Recursive descents (`..`) one path may have. */
+export const MAX_RECURSIVE_STEPS = 2;
+/** Selectors one path may have, counting each name, index and wildcard, unions' members one by one. */
+export const MAX_SELECTORS = 32;
 
 type Selector = { kind: 'name'; name: string } | { kind: 'index'; index: number } | { kind: 'wildcard' };
 
@@ -25,14 +34,6 @@ export class FieldPathError extends Error {
   constructor(readonly path: string, reason: string) {
     super(`${JSON.stringify(path)} is not a supported JSONPath expression: ${reason}`);
     this.name = 'FieldPathError';
-  }
-}
-
-/** Selecting fields would visit more nodes than a routing step may spend on one body. */
-export class FieldBudgetExceededError extends Error {
-  constructor(budget: number) {
-    super(`selecting fields visited more than ${budget} nodes`);
-    this.name = 'FieldBudgetExceededError';
   }
 }
 
@@ -104,7 +105,15 @@ export function compileFieldPath(text: string): FieldPath {
     segments.push({ descendants, selectors: [{ kind: 'name', name: name[0] }] });
     position += name[0].length;
   }
+  checkComplexity(text, segments);
   return { text, segments };
+}
+
+function checkComplexity(text: string, segments: Segment[]): void {
+  const descents = segments.filter((segment) => segment.descendants).length;
+  if (descents > MAX_RECURSIVE_STEPS) throw new FieldPathError(text, `has ${descents} recursive descents (..); at most ${MAX_RECURSIVE_STEPS}`);
+  const selectors = segments.reduce((sum, segment) => sum + segment.selectors.length, 0);
+  if (selectors > MAX_SELECTORS) throw new FieldPathError(text, `has ${selectors} selectors; at most ${MAX_SELECTORS}`);
 }
 
 /** Where a selected value sits: its container and key; the root has none. */
@@ -114,61 +123,82 @@ export interface FieldLocation {
   value: unknown;
 }
 
-const isContainer = (value: unknown): value is Record<string | number, unknown> => typeof value === 'object' && value !== null;
+type Container = Record<string | number, unknown>;
 
-function children(location: FieldLocation): FieldLocation[] {
-  const { value } = location;
-  if (!isContainer(value)) return [];
-  if (Array.isArray(value)) return value.map((item, index) => ({ parent: value, key: index, value: item }));
-  return Object.keys(value).map((key) => ({ parent: value, key, value: value[key] }));
-}
+const isContainer = (value: unknown): value is Container => typeof value === 'object' && value !== null;
 
-function select(location: FieldLocation, selector: Selector): FieldLocation[] {
-  const { value } = location;
-  if (!isContainer(value)) return [];
-  if (selector.kind === 'wildcard') return children(location);
-  if (Array.isArray(value)) {
-    if (selector.kind !== 'index') return [];
-    const index = selector.index < 0 ? value.length + selector.index : selector.index;
-    return index >= 0 && index < value.length ? [{ parent: value, key: index, value: value[index] }] : [];
+/**
+ * Calls `found` with each own member `selector` picks in `container`. The members a wildcard lists are
+ * paid for before they are looked at, so a wide container past the budget costs nothing more.
+ */
+function eachSelected(container: Container, selector: Selector, budget: FieldBudget, found: (key: string | number, value: unknown) => void): void {
+  if (selector.kind === 'wildcard') {
+    if (Array.isArray(container)) {
+      budget.spend(container.length + 1);
+      container.forEach((value, index) => found(index, value));
+    } else {
+      const keys = Object.keys(container);
+      budget.spend(keys.length + 1);
+      for (const key of keys) found(key, container[key]);
+    }
+    return;
+  }
+  budget.spend(1);
+  if (Array.isArray(container)) {
+    if (selector.kind !== 'index') return;
+    const index = selector.index < 0 ? container.length + selector.index : selector.index;
+    if (index >= 0 && index < container.length) found(index, container[index]);
+    return;
   }
   const key = selector.kind === 'name' ? selector.name : String(selector.index);
-  return Object.hasOwn(value, key) ? [{ parent: value, key, value: value[key] }] : [];
+  if (Object.hasOwn(container, key)) found(key, container[key]);
+}
+
+/** Every container at or below `from`, each once, without recursion. */
+function containersBelow(from: Container[], budget: FieldBudget): Container[] {
+  const scope: Container[] = [];
+  const seen = new Set<Container>();
+  const stack = [...from];
+  while (stack.length > 0) {
+    const container = stack.pop()!;
+    if (seen.has(container)) continue;
+    seen.add(container);
+    scope.push(container);
+    const values = Array.isArray(container) ? container : Object.values(container);
+    budget.spend(values.length + 1);
+    for (const value of values) if (isContainer(value)) stack.push(value);
+  }
+  return scope;
 }
 
 /**
- * The locations `path` selects in `root`. Every node looked at counts against `budget`; past it,
- * FieldBudgetExceededError (a caller then treats the body as one whose fields cannot be located).
+ * The locations `path` selects in `root` (a node reached several ways may be listed more than once).
+ * Between segments only containers are kept, each once, so a path's work grows with the body's nodes
+ * times its selectors, never with the number of ways a union or a second descent reaches a node. Every
+ * node looked at counts against `budget`; past it, FieldBudgetExceededError (a caller then treats the
+ * body as one whose fields cannot be located).
  */
-export function selectFields(root: unknown, path: FieldPath, budget: { remaining: number; limit: number }): FieldLocation[] {
-  const spend = (count: number) => {
-    budget.remaining -= count;
-    if (budget.remaining < 0) throw new FieldBudgetExceededError(budget.limit);
-  };
-  let current: FieldLocation[] = [{ parent: null, key: null, value: root }];
-  for (const segment of path.segments) {
-    let scope = current;
-    if (segment.descendants) {
-      // Every node at or below the current ones, without recursion.
-      scope = [];
-      const stack = [...current];
-      while (stack.length > 0) {
-        const location = stack.pop()!;
-        scope.push(location);
-        const below = children(location);
-        spend(below.length + 1);
-        stack.push(...below);
-      }
-    }
-    const next: FieldLocation[] = [];
-    for (const location of scope) {
+export function selectFields(root: unknown, path: FieldPath, budget: FieldBudget): FieldLocation[] {
+  if (path.segments.length === 0) return [{ parent: null, key: null, value: root }];
+  let containers: Container[] = isContainer(root) ? [root] : [];
+  const selected: FieldLocation[] = [];
+  path.segments.forEach((segment, index) => {
+    const scope = segment.descendants ? containersBelow(containers, budget) : containers;
+    const last = index === path.segments.length - 1;
+    const next: Container[] = [];
+    const seen = new Set<Container>();
+    for (const container of scope) {
       for (const selector of segment.selectors) {
-        const selected = select(location, selector);
-        spend(selected.length + 1);
-        next.push(...selected);
+        eachSelected(container, selector, budget, (key, value) => {
+          if (last) selected.push({ parent: container, key, value });
+          else if (isContainer(value) && !seen.has(value)) {
+            seen.add(value);
+            next.push(value);
+          }
+        });
       }
     }
-    current = next;
-  }
-  return current;
+    containers = next;
+  });
+  return selected;
 }

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { parsePayload, serializePayload } from './payload-document.js';
+import { FieldBudget } from './field-budget.js';
 import { MASK, replaceFields } from './replace-fields.js';
 
 describe('replaceFields', () => {
@@ -37,7 +38,22 @@ describe('replaceFields on what a hostile sender or tenant can send', () => {
     expect(serializePayload(replaced).toString()).to.equal('constructor=1&token=****');
   });
 
-  it('masks the whole document for a path that cannot be compiled (one stored before paths were checked)', () => {
+  it('masks the whole document for a path that cannot be compiled (one stored before paths were checked, or past today\'s limits)', () => {
     expect(replaceFields({ kind: 'json', value: { a: 1 } }, ['$[?(']).value).to.equal(MASK);
+    expect(replaceFields({ kind: 'json', value: { a: 1 } }, ['$..a..a..a']).value).to.equal(MASK);
+  });
+
+  it('masks the whole document when locating the fields runs past the budget, and the budget is shared by its paths', () => {
+    const wide = { kind: 'json' as const, value: { list: Array.from({ length: 1000 }, (_, i) => ({ i, secret: `s${i}` })) } };
+    expect(replaceFields(wide, ['$..secret'], new FieldBudget(10_000)).value).not.to.equal(MASK);
+    expect(replaceFields(wide, ['$..secret', '$..i'], new FieldBudget(10_000)).value).to.equal(MASK);
+  });
+
+  it('masks own fields named __proto__, constructor, toString or hasOwnProperty, and sees no inherited ones', () => {
+    const document = { kind: 'json' as const, value: JSON.parse('{"__proto__": {"card": "4111"}, "constructor": "c", "toString": "t", "hasOwnProperty": "h", "safe": 1}') };
+    const replaced = replaceFields(document, ['$.__proto__.card', '$.constructor', '$.toString', '$.hasOwnProperty']);
+    expect(serializePayload(replaced).toString()).to.equal('{"__proto__":{"card":"****"},"constructor":"****","toString":"****","hasOwnProperty":"****","safe":1}');
+    const plain = { kind: 'json' as const, value: { safe: 1 } };
+    expect(replaceFields(plain, ['$.constructor', '$.toString', "$['__proto__']", '$..hasOwnProperty']).value).to.deep.equal({ safe: 1 });
   });
 });

@@ -1,21 +1,17 @@
-import { compileFieldPath, FieldBudgetExceededError, FieldPathError, selectFields } from './field-path.js';
+import { FieldBudget, FieldBudgetExceededError } from './field-budget.js';
+import { compileFieldPath, FieldPathError, selectFields } from './field-path.js';
 import type { PayloadDocument } from './payload-document.js';
 
 /** What a masked or hidden field shows instead of its value. */
 export const MASK = '****';
 
-/** Nodes one body's paths may visit together (a body holds at most MAX_FIELD_BYTES, so ~that many nodes). */
-export const FIELD_SELECTION_BUDGET = 1_000_000;
-
 /**
  * A copy of the document with every value that one of the JSONPath expressions selects replaced by
- * `****`. A path selecting the root replaces the whole document, and so does a path that cannot be
- * compiled (stored before paths were checked) or a selection beyond the budget: a field that cannot be
- * located is hidden with everything around it rather than shown. The original is not changed.
+ * `****`; null when a path cannot be compiled (stored before paths were checked) or the selection runs
+ * past the budget, that is when the fields cannot all be located. The original is not changed.
  */
-export function replaceFields<D extends PayloadDocument>(document: D, paths: readonly string[]): D {
+export function replaceSelectedFields<D extends PayloadDocument>(document: D, paths: readonly string[], budget: FieldBudget): D | null {
   let value: unknown = structuredClone(document.value);
-  const budget = { remaining: FIELD_SELECTION_BUDGET, limit: FIELD_SELECTION_BUDGET };
   try {
     for (const path of paths) {
       for (const match of selectFields(value, compileFieldPath(path), budget)) {
@@ -24,8 +20,16 @@ export function replaceFields<D extends PayloadDocument>(document: D, paths: rea
       }
     }
   } catch (error) {
-    if (!(error instanceof FieldPathError || error instanceof FieldBudgetExceededError)) throw error;
-    value = MASK;
+    if (error instanceof FieldPathError || error instanceof FieldBudgetExceededError) return null;
+    throw error;
   }
   return { kind: document.kind, value } as D;
+}
+
+/**
+ * `replaceSelectedFields`, where a field that cannot be located is hidden with everything around it
+ * rather than shown: the whole document is then the mask, as is one whose root a path selects.
+ */
+export function replaceFields<D extends PayloadDocument>(document: D, paths: readonly string[], budget = new FieldBudget()): D {
+  return replaceSelectedFields(document, paths, budget) ?? ({ kind: document.kind, value: MASK } as D);
 }

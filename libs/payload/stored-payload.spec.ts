@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { createSecretBox } from '../secrets/secret-box.js';
+import { FieldBudget } from './field-budget.js';
 import { openStoredPayload, SEARCH_TEXT_LIMIT, storedPayload } from './stored-payload.js';
 
 describe('storedPayload', () => {
@@ -46,6 +47,23 @@ describe('storedPayload', () => {
   it('makes nothing searchable when fields are named but the body cannot be parsed to find them', () => {
     const { searchText } = storedPayload(Buffer.from('card=4111 in plain text'), 'text/plain', { encryptFields: [], maskFields: ['$.card'] }, secrets);
     expect(searchText).to.equal(null);
+  });
+
+  it('makes nothing searchable when locating the hidden fields runs past the event budget, and still stores the body', () => {
+    const body = Buffer.from(JSON.stringify({ list: Array.from({ length: 1000 }, (_, i) => ({ i, email: `ann${i}@example.com` })) }));
+    const policy = { encryptFields: [], maskFields: ['$..email'] };
+    expect(storedPayload(body, json, policy, secrets, new FieldBudget(10_000)).searchText).to.include('"****"');
+    const spent = new FieldBudget(10_000);
+    spent.spend(9_000);
+    expect(storedPayload(body, json, policy, secrets, spent)).to.deep.equal({ bytes: body, sealed: false, searchText: null });
+  });
+
+  it('seals a body with encrypted fields whole, and leaves nothing of it searchable past the event budget', () => {
+    const body = Buffer.from(JSON.stringify({ list: Array.from({ length: 1000 }, (_, i) => ({ i, card: `4111-${i}` })) }));
+    const stored = storedPayload(body, json, { encryptFields: ['$..card'], maskFields: [] }, secrets, new FieldBudget(1_000));
+    expect(stored.sealed).to.equal(true);
+    expect(stored.searchText).to.equal(null);
+    expect(openStoredPayload(stored.bytes, true, secrets).equals(body)).to.equal(true);
   });
 
   it('makes binary bodies and text with NUL characters unsearchable', () => {

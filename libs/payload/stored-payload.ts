@@ -1,6 +1,7 @@
 import type { SecretBox } from '../secrets/secret-box.js';
 import { parsePayload, serializePayload, utf8Text } from './payload-document.js';
-import { replaceFields } from './replace-fields.js';
+import { FieldBudget } from './field-budget.js';
+import { replaceSelectedFields } from './replace-fields.js';
 
 /** A source's field settings (SPEC 2.2): JSONPath expressions of fields to encrypt at rest, and to mask. */
 export interface PayloadPolicy {
@@ -22,22 +23,22 @@ export interface StoredPayload {
  * (AES-256-GCM): the stored payload holds no plaintext of those fields, and opening it gives back the
  * exact bytes received, so a replay is byte-exact (provider signatures over the body stay valid) and no
  * number loses precision in a parse and re-serialize. Encrypted and masked fields are left out of the
- * search text (replaced by `****`); a body whose fields cannot be located (it does not parse, or is too
- * deep or too large to read) is not searchable at all.
+ * search text (replaced by `****`); a body whose fields cannot be located (it does not parse, is too
+ * deep or too large to read, or locating them runs past the event's `budget`) is not searchable at all.
  */
-export function storedPayload(body: Buffer, contentType: string | null, policy: PayloadPolicy, secrets: SecretBox): StoredPayload {
+export function storedPayload(body: Buffer, contentType: string | null, policy: PayloadPolicy, secrets: SecretBox, budget = new FieldBudget()): StoredPayload {
   const hidden = [...policy.encryptFields, ...policy.maskFields];
-  if (policy.encryptFields.length > 0) return { ...sealedPayload(body, secrets), searchText: searchText(body, contentType, hidden) };
-  return { bytes: body, sealed: false, searchText: searchText(body, contentType, hidden) };
+  if (policy.encryptFields.length > 0) return { ...sealedPayload(body, secrets), searchText: searchText(body, contentType, hidden, budget) };
+  return { bytes: body, sealed: false, searchText: searchText(body, contentType, hidden, budget) };
 }
 
 /**
  * What is stored for a body the gateway sealed already (a source with `encryptFields`): the sealed bytes as
  * they are, searchable by what the policy leaves visible. A body that does not open throws DecryptionError.
  */
-export function storedSealedPayload(sealed: Buffer, contentType: string | null, policy: PayloadPolicy, secrets: SecretBox): StoredPayload {
+export function storedSealedPayload(sealed: Buffer, contentType: string | null, policy: PayloadPolicy, secrets: SecretBox, budget = new FieldBudget()): StoredPayload {
   const body = openStoredPayload(sealed, true, secrets);
-  return { bytes: sealed, sealed: true, searchText: searchText(body, contentType, [...policy.encryptFields, ...policy.maskFields]) };
+  return { bytes: sealed, sealed: true, searchText: searchText(body, contentType, [...policy.encryptFields, ...policy.maskFields], budget) };
 }
 
 /** The whole body sealed and nothing of it searchable: what is kept of a body whose fields could not be handled. */
@@ -53,12 +54,13 @@ export function openStoredPayload(bytes: Buffer, sealed: boolean, secrets: Secre
 /** Search covers the start of a body: indexing megabytes of text per event would slow every insert. */
 export const SEARCH_TEXT_LIMIT = 64 * 1024;
 
-function searchText(body: Buffer, contentType: string | null, hiddenPaths: string[]): string | null {
+function searchText(body: Buffer, contentType: string | null, hiddenPaths: string[], budget: FieldBudget): string | null {
   let text: string | null;
   if (hiddenPaths.length === 0) text = utf8Text(body);
   else {
     const document = parsePayload(body, contentType);
-    text = document === null || document.kind === 'unreadable' ? null : serializePayload(replaceFields(document, hiddenPaths)).toString('utf8');
+    const visible = document === null || document.kind === 'unreadable' ? null : replaceSelectedFields(document, hiddenPaths, budget);
+    text = visible === null ? null : serializePayload(visible).toString('utf8');
   }
   // PostgreSQL text cannot hold NUL.
   if (text === null || text.includes('\u0000')) return null;

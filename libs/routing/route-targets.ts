@@ -1,5 +1,6 @@
 import { createInvalidatingCache } from '../cache/invalidating-cache.js';
 import { compileFilter, type CompiledFilter, type FilterDocument } from '../filters/route-filter.js';
+import { FieldBudgetExceededError, type FieldBudget } from '../payload/field-budget.js';
 import type { SqlClient } from '../store/sql-client.js';
 
 export interface RouteTarget {
@@ -19,17 +20,31 @@ export interface RoutedTarget extends JobTarget {
   filter: CompiledFilter | null;
 }
 
-/** Which routed destinations an event goes to, and the routes whose filters turned it away. */
-export function matchRoutes(targets: RoutedTarget[], document: () => FilterDocument): { targets: RoutedTarget[]; filteredRouteIds: string[] } {
+/**
+ * Which routed destinations an event goes to, and the routes whose filters turned it away. A filter that
+ * cannot be decided within the event's budget does not take it: a destination gets only what its filter
+ * was seen to take (docs/decisions/XXXX-field-work-budget.md); routes without a filter take it still.
+ */
+export function matchRoutes(targets: RoutedTarget[], document: () => FilterDocument, budget: FieldBudget): { targets: RoutedTarget[]; filteredRouteIds: string[] } {
   if (targets.every((target) => target.filter === null)) return { targets, filteredRouteIds: [] };
   const built = document();
   const matched: RoutedTarget[] = [];
   const filteredRouteIds: string[] = [];
   for (const target of targets) {
-    if (target.filter === null || target.filter(built)) matched.push(target);
+    if (target.filter === null || filterTakes(target.filter, built, budget)) matched.push(target);
     else filteredRouteIds.push(target.routeId);
   }
   return { targets: matched, filteredRouteIds };
+}
+
+/** Whether the filter takes the document: false when deciding it runs past the budget. */
+export function filterTakes(filter: CompiledFilter, document: FilterDocument, budget: FieldBudget): boolean {
+  try {
+    return filter(document, budget);
+  } catch (error) {
+    if (error instanceof FieldBudgetExceededError) return false;
+    throw error;
+  }
 }
 
 /**

@@ -4,6 +4,7 @@ import { deliveryJobMessage, firstAttemptJob, withLane } from '../../../libs/pip
 import type { SqlClient } from '../../../libs/store/sql-client.js';
 import { createReplayDeliveries, removeUnqueuedDeliveries } from '../../../libs/ledger/deliveries.js';
 import { matchRoutes, type JobTarget } from '../../../libs/routing/route-targets.js';
+import { FieldBudget } from '../../../libs/payload/field-budget.js';
 import type { Tenant } from '../../../libs/tenancy/tenant.js';
 import type { ApiDeps } from '../api-deps.js';
 import { selectEvents, type EventRecord } from '../../../libs/ledger/event-queries.js';
@@ -121,7 +122,7 @@ async function queueReplays(deps: ReplayDeps, tenant: Tenant, replays: Replay[])
 /** The named destinations, or those the event's source is routed to now whose filters take it. */
 async function targetsFor(deps: ReplayDeps, event: EventRecord, body: Replay['body'], named: JobTarget[] | undefined): Promise<JobTarget[]> {
   if (named) return named;
-  return matchRoutes(await deps.routesFor(event.sourceId), () => storedEventDocument(event, openedBody(deps, event, body))).targets;
+  return matchRoutes(await deps.routesFor(event.sourceId), () => storedEventDocument(event, openedBody(deps, event, body)), new FieldBudget()).targets;
 }
 
 /** Sends one event again to the named destinations, or to those its source is routed to now. */

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { compileFilter, type FilterDocument } from '../../../libs/filters/route-filter.js';
+import { FieldBudget } from '../../../libs/payload/field-budget.js';
+import { filterTakes } from '../../../libs/routing/route-targets.js';
 import type { Tenant } from '../../../libs/tenancy/tenant.js';
 import type { ApiDeps } from '../api-deps.js';
 import { payloadExpired, receivedBody, requireEvent, storedEventDocument } from '../events/event-service.js';
@@ -39,5 +41,5 @@ export async function testFilter(deps: ApiDeps, tenant: Tenant, input: FilterTes
     if (body === null) throw payloadExpired(event.id);
     document = storedEventDocument(event, body);
   } else document = sampleDocument(input.sample!);
-  return { matched: compileFilter(input.filter)(document) };
+  return { matched: filterTakes(compileFilter(input.filter), document, new FieldBudget()) };
 }
