@@ -2,6 +2,7 @@ import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
 import { createRouteTargets } from '../../libs/routing/route-targets.js';
+import { createTransformSandbox } from '../../libs/transformations/transform-sandbox.js';
 import { startEventCountFolding } from '../../libs/store/event-counts.js';
 import { apiRouter } from './api-app.js';
 import { createKeyAuthenticator } from '../../libs/keys/key-authenticator.js';
@@ -15,7 +16,7 @@ export interface ApiRoleOptions {
 
 /** The management API at `/api`, and the replay jobs it starts. */
 export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
-  return async ({ config, store, secrets, logger, publish, announce }): Promise<Role> => {
+  return async ({ config, store, secrets, logger, publish, announce, limits }): Promise<Role> => {
     const apiKeys = createKeyAuthenticator({
       keys: store.apiKeys,
       organizations: store.organizations,
@@ -25,6 +26,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
     // The breaker states deliverers announce, this process's own included.
     const circuits = new Map<string, CircuitState>();
     const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations });
+    const transformSandbox = await createTransformSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
     const replayDeps = { store, secrets, now: Date.now, publish, routesFor: routeTargets.forSource, lanes: Boolean(config.kafkaBrokers) };
     const replayRunner = createReplayRunner({
       sql: store.sql,
@@ -40,6 +42,8 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       logger,
       announce,
       httpSender,
+      transformSandbox,
+      limits,
       circuitState: (destinationId) => circuits.get(destinationId) ?? 'closed',
       wakeReplays: () => replayRunner.wake(),
     });
@@ -57,6 +61,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
         await folding?.stop();
         await replayRunner.stop();
         await httpSender.close();
+        transformSandbox.dispose();
       },
       onConfigChange(change) {
         if (change.kind === 'circuit') circuits.set(change.destinationId, change.state);

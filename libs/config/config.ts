@@ -48,6 +48,10 @@ export interface Config {
   eventRetentionDays: number;
   metricsToken?: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** RELAY_TRANSFORM_TIMEOUT_MS: a transformation's time per call. */
+  transformTimeoutMs: number;
+  /** RELAY_TRANSFORM_MEMORY_MB: a transformation's memory per call. */
+  transformMemoryMb: number;
   shutdownTimeoutMs: number;
 }
 
@@ -177,6 +181,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     metricsToken: read(env, 'RELAY_METRICS_TOKEN'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     shutdownTimeoutMs: integer(env, 'RELAY_SHUTDOWN_TIMEOUT_MS', 15000, 0, 600000),
+    transformTimeoutMs: integer(env, 'RELAY_TRANSFORM_TIMEOUT_MS', 100, 1, 10_000),
+    transformMemoryMb: integer(env, 'RELAY_TRANSFORM_MEMORY_MB', 16, 1, 1024),
     ...overrides,
   };
   if (config.payloadRetentionDays > config.eventRetentionDays) {

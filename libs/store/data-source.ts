@@ -27,6 +27,7 @@ import { SearchIndexDetailNone1795305600018 } from './migrations/0019-search-ind
 import { DropHandedOverAttempts1795305600019 } from './migrations/0020-drop-handed-over-attempts.js';
 import { SearchChunks1795305600020 } from './migrations/0021-search-chunks.js';
 import { SqliteSearchChunks1795305600021 } from './migrations/0022-sqlite-search-chunks.js';
+import { TransformationsRouteDelay1795305600022 } from './migrations/0023-transformations-route-delay.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -59,6 +60,7 @@ export const FOUNDATION_MIGRATIONS = [
   DropHandedOverAttempts1795305600019,
   SearchChunks1795305600020,
   SqliteSearchChunks1795305600021,
+  TransformationsRouteDelay1795305600022,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';

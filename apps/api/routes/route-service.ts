@@ -7,12 +7,16 @@ import type { Tenant } from '../../../libs/tenancy/tenant.js';
 import type { ApiDeps } from '../api-deps.js';
 import { isoTime } from '../../../libs/time/iso-time.js';
 import type { RouteFilter } from './route-filter-schema.js';
+import type { SqlClient } from '../../../libs/store/sql-client.js';
+import { getTransformation } from '../../../libs/transformations/transformations.js';
 
 export interface CreateRouteInput {
   sourceId: string;
   destinationId: string;
   enabled?: boolean;
   filter?: RouteFilter;
+  transformationId?: string | null;
+  delaySeconds?: number;
 }
 
 function routeView(row: RouteRow) {
@@ -22,6 +26,8 @@ function routeView(row: RouteRow) {
     destinationId: row.destinationId,
     enabled: row.enabled,
     filter: row.filter,
+    transformationId: row.transformationId,
+    delaySeconds: row.delaySeconds,
     createdAt: isoTime(row.createdAt),
   };
 }
@@ -30,6 +36,11 @@ async function requireRoute(deps: ApiDeps, tenant: Tenant, id: string): Promise<
   const row = await deps.store.routes.get(tenant.org.id, id);
   if (!row) throw new NotFoundError(`Route ${id} not found`);
   return row;
+}
+
+/** A route's transformation must be one of its organization's. */
+async function requireRouteTransformation(sql: SqlClient, orgId: string, id: string | null | undefined): Promise<void> {
+  if (id && !(await getTransformation(sql, orgId, id))) throw new NotFoundError(`Transformation ${id} not found`);
 }
 
 const duplicateRoute = () => new ConflictError('DUPLICATE_ROUTE', 'A route between this source and destination already exists');
@@ -41,6 +52,7 @@ export async function createRoute(deps: ApiDeps, tenant: Tenant, input: CreateRo
   if (!(await deps.store.destinations.get(orgId, input.destinationId))) {
     throw new NotFoundError(`Destination ${input.destinationId} not found`);
   }
+  await requireRouteTransformation(deps.store.sql, orgId, input.transformationId);
   if (await deps.store.routes.findOneBy(orgId, { sourceId: input.sourceId, destinationId: input.destinationId })) throw duplicateRoute();
   const row: RouteRow = {
     id: newId('rte'),
@@ -49,6 +61,8 @@ export async function createRoute(deps: ApiDeps, tenant: Tenant, input: CreateRo
     destinationId: input.destinationId,
     enabled: input.enabled ?? true,
     filter: input.filter ?? null,
+    transformationId: input.transformationId ?? null,
+    delaySeconds: input.delaySeconds ?? 0,
     createdAt: deps.now(),
   };
   try {
@@ -77,9 +91,11 @@ export interface PatchRouteInput {
   destinationId?: string;
   enabled?: boolean;
   filter?: RouteFilter;
+  transformationId?: string | null;
+  delaySeconds?: number;
 }
 
-export async function updateRoute(deps: ApiDeps, tenant: Tenant, id: string, { sourceId, destinationId, enabled, filter }: PatchRouteInput) {
+export async function updateRoute(deps: ApiDeps, tenant: Tenant, id: string, { sourceId, destinationId, enabled, filter, transformationId, delaySeconds }: PatchRouteInput) {
   const current = await requireRoute(deps, tenant, id);
   const moved = [
     ...(sourceId !== undefined && sourceId !== current.sourceId ? ['sourceId'] : []),
@@ -91,8 +107,9 @@ export async function updateRoute(deps: ApiDeps, tenant: Tenant, id: string, { s
       moved.map((field) => ({ field, message: 'is immutable after creation' })),
     );
   }
-  if (enabled === undefined && filter === undefined) return routeView(current);
-  const updated = await deps.store.routes.update(tenant.org.id, id, { enabled, filter });
+  if (enabled === undefined && filter === undefined && transformationId === undefined && delaySeconds === undefined) return routeView(current);
+  await requireRouteTransformation(deps.store.sql, tenant.org.id, transformationId);
+  const updated = await deps.store.routes.update(tenant.org.id, id, { enabled, filter, transformationId, delaySeconds });
   if (!updated) throw new NotFoundError(`Route ${id} not found`);
   await deps.announce({ kind: 'route', action: 'updated', orgId: tenant.org.id, id });
   return routeView(updated);
