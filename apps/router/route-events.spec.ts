@@ -31,7 +31,7 @@ describeEachStore('routeEvents', (target) => {
 
   const deps = (): RouterDeps => ({
     sql: fixture.store.sql,
-    routesFor: async () => destinations.map((d) => ({ ...d, routeId: `rte_${d.destinationId}`, filter: null, destinationOrdered: false })),
+    routesFor: async () => destinations.map((d) => ({ ...d, routeId: `rte_${d.destinationId}`, filter: null, destinationOrdered: false, transformation: null, delaySeconds: 0 })),
     publish: async (topic, messages) => void published.push(...messages.map((message) => ({ topic, message }))),
     now: () => 1_700_000_000_000,
     secrets: createSecretBox(Buffer.alloc(32, 3)),

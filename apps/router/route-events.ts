@@ -1,13 +1,15 @@
 import type { BrokerRecord, OutgoingMessage, RecordBatch } from '../../libs/broker/broker.js';
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
-import { deliveryJobMessage, firstAttemptJob, withLane } from '../../libs/pipeline/delivery-job.js';
+import { firstAttemptJob, withLane } from '../../libs/pipeline/delivery-job.js';
+import { firstAttemptMessage } from '../../libs/pipeline/first-attempt.js';
 import { decodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { filterDocument } from '../../libs/filters/filter-document.js';
 import { openStoredPayload, sealedPayload, storedPayload, storedSealedPayload } from '../../libs/payload/stored-payload.js';
-import { matchRoutes, type RoutedTarget } from '../../libs/routing/route-targets.js';
+import type { RoutedTarget } from '../../libs/routing/route-targets.js';
+import { planRoutes, type PlannedEvent, type RoutePlan, type TransformationRunner } from '../../libs/transformations/route-transformations.js';
 import { livePayloadPolicies, storeEvents, storeFailedEvent, type NewEvent } from '../../libs/ledger/stored-events.js';
 
 /** What routing needs; the composition root wires the store, the broker and the route cache in. */
@@ -26,6 +28,8 @@ export interface RouterDeps {
    * whose deliverer subscribes to a new topic at once and reads idle ones for nothing.
    */
   lanes?: boolean;
+  /** Runs routes' transformations (libs/transformations/route-transformations.ts); absent where no route has one (tests, benches). */
+  transformations?: TransformationRunner;
 }
 
 /**
@@ -57,12 +61,21 @@ export async function routeEvents(deps: RouterDeps, batch: RecordBatch): Promise
   });
 }
 
+/** What a route's transformation receives of an event: the document filters see, and its context. */
+function routedEvent(deps: RouterDeps, meta: IngestMeta, body: Buffer): PlannedEvent {
+  return {
+    document: () => filterDocument({ body: openStoredPayload(body, meta.sealed === true, deps.secrets), contentType: meta.contentType, headers: meta.headers, query: meta.query, path: meta.path }),
+    contentType: meta.contentType,
+    context: { eventId: meta.eventId, sourceId: meta.sourceId, receivedAt: new Date(meta.receivedAt).toISOString() },
+  };
+}
+
 async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<void> {
   const events = records.map(decodeIngestMessage);
   const targets = await Promise.all(events.map((event) => deps.routesFor(event.meta.sourceId)));
   const now = deps.now();
   const routed = await deps.sql.transaction(async (tx) => {
-    const stored: (typeof events)[number][] = [];
+    const stored: ((typeof events)[number] & { plan: RoutePlan })[] = [];
     const planned: NewEvent[] = [];
     const live = await livePayloadPolicies(tx, events.map((event) => event.meta.sourceId));
     for (const [index, event] of events.entries()) {
@@ -71,10 +84,8 @@ async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<
       if (!policy) continue;
       const { meta, body } = event;
       const payload = meta.sealed ? storedSealedPayload(body, meta.contentType, policy, deps.secrets) : storedPayload(body, meta.contentType, policy, deps.secrets);
-      const routed = matchRoutes(targets[index]!, () =>
-        filterDocument({ body: openStoredPayload(body, meta.sealed === true, deps.secrets), contentType: meta.contentType, headers: meta.headers, query: meta.query, path: meta.path }),
-      );
-      stored.push(event);
+      const routed = planRoutes(targets[index]!, routedEvent(deps, meta, body), deps.transformations);
+      stored.push({ ...event, plan: routed });
       planned.push({ meta, payload, ...routed });
     }
     const deliveries = await storeEvents(tx, planned, now);
@@ -84,10 +95,12 @@ async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<
   // ordering is not known here, gets its own topic.
   const ordered = new Map(targets.flat().map((target) => [target.destinationId, target.destinationOrdered]));
   const byTopic = new Map<string, OutgoingMessage[]>();
-  for (const { meta, body, deliveries } of routed) {
+  for (const { meta, body, deliveries, plan } of routed) {
     for (const delivery of deliveries) {
       const job = firstAttemptJob({ ...meta, providerHeaders: meta.headers }, delivery);
-      const { topic, message } = deliveryJobMessage(withLane(job, deps.lanes === true, ordered.get(delivery.destinationId) ?? true), body);
+      const target = plan.targets.find((planned) => planned.destinationId === delivery.destinationId);
+      const jobPlan = target && { transformationId: target.report?.id, transformed: target.transformed, delaySeconds: target.delaySeconds };
+      const { topic, message } = firstAttemptMessage(withLane(job, deps.lanes === true, ordered.get(delivery.destinationId) ?? true), body, jobPlan, deps.now(), deps.secrets);
       const messages = byTopic.get(topic);
       if (messages) messages.push(message);
       else byTopic.set(topic, [message]);

@@ -2,7 +2,8 @@ import { Table, type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /**
  * Issue 57: transformations (their code and sealed `env`, owned by libs/transformations/transformations.ts),
- * and a route's `transformation_id` and `delay_seconds`. Plain `ALTER TABLE ... ADD COLUMN` on routes: on
+ * a route's `transformation_id` and `delay_seconds`, and a delivery's `failure_reason` and `transformation`
+ * (the report of the transformation its request went through, as JSON). Plain `ALTER TABLE ... ADD COLUMN` on routes: on
  * SQLite a TypeORM column change rebuilds the table (see 0004).
  */
 export class TransformationsRouteDelay1795305600022 implements MigrationInterface {
@@ -32,9 +33,13 @@ export class TransformationsRouteDelay1795305600022 implements MigrationInterfac
     await runner.query('ALTER TABLE routes ADD COLUMN transformation_id varchar(40)');
     await runner.query('ALTER TABLE routes ADD COLUMN delay_seconds integer NOT NULL DEFAULT 0');
     await runner.query('CREATE INDEX ix_routes_transformation ON routes (transformation_id)');
+    await runner.query('ALTER TABLE deliveries ADD COLUMN failure_reason varchar(32)');
+    await runner.query('ALTER TABLE deliveries ADD COLUMN transformation text');
   }
 
   async down(runner: QueryRunner): Promise<void> {
+    await runner.query('ALTER TABLE deliveries DROP COLUMN transformation');
+    await runner.query('ALTER TABLE deliveries DROP COLUMN failure_reason');
     await runner.query('DROP INDEX ix_routes_transformation');
     await runner.query('ALTER TABLE routes DROP COLUMN delay_seconds');
     await runner.query('ALTER TABLE routes DROP COLUMN transformation_id');
