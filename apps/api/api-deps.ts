@@ -8,8 +8,7 @@ import type { Store } from '../../libs/store/store.js';
 import type { RoutedTarget } from '../../libs/routing/route-targets.js';
 import type { KeyAuthenticator } from '../../libs/keys/key-authenticator.js';
 import type { Tenant } from '../../libs/tenancy/tenant.js';
-import type { PlanLimitTable } from '../../libs/config/plan-limits.js';
-import type { TransformSandbox } from '../../libs/transformations/transform-sandbox.js';
+import type { TransformationRunner } from '../../libs/transformations/route-transformations.js';
 
 /** What the management API needs, wired by the composition root. */
 export interface ApiDeps {
@@ -35,10 +34,8 @@ export interface ApiDeps {
   routesFor(sourceId: string): Promise<RoutedTarget[]>;
   /** Sends destination tests, with the deliverer's connection rules. */
   httpSender: HttpSender;
-  /** Runs transformations: validates saved code, and `POST /api/transformations/test`. */
-  transformSandbox: TransformSandbox;
-  /** Each plan's limits: a transformation's result is at most the organization's payload limit. */
-  limits: PlanLimitTable;
+  /** Runs transformations: validates saved code, `POST /api/transformations/test`, and replays. */
+  transformations: TransformationRunner;
   /** Tells the replay runner a job was created, so it starts without waiting for its next look. */
   wakeReplays(): void;
 }

@@ -3,6 +3,7 @@ import { createHttpSender } from '../../libs/delivery/send-request.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
 import { createRouteTargets } from '../../libs/routing/route-targets.js';
 import { createTransformSandbox } from '../../libs/transformations/transform-sandbox.js';
+import { transformationRunner } from '../../libs/transformations/transformation-runner.js';
 import { startEventCountFolding } from '../../libs/store/event-counts.js';
 import { apiRouter } from './api-app.js';
 import { createKeyAuthenticator } from '../../libs/keys/key-authenticator.js';
@@ -16,7 +17,7 @@ export interface ApiRoleOptions {
 
 /** The management API at `/api`, and the replay jobs it starts. */
 export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
-  return async ({ config, store, secrets, logger, publish, announce, limits }): Promise<Role> => {
+  return async ({ config, store, secrets, logger, publish, announce, limits, metrics }): Promise<Role> => {
     const apiKeys = createKeyAuthenticator({
       keys: store.apiKeys,
       organizations: store.organizations,
@@ -27,7 +28,8 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
     const circuits = new Map<string, CircuitState>();
     const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations });
     const transformSandbox = await createTransformSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
-    const replayDeps = { store, secrets, now: Date.now, publish, routesFor: routeTargets.forSource, lanes: Boolean(config.kafkaBrokers) };
+    const transformations = transformationRunner({ sandbox: transformSandbox, secrets, limits, metrics });
+    const replayDeps = { store, secrets, now: Date.now, publish, routesFor: routeTargets.forSource, lanes: Boolean(config.kafkaBrokers), transformations };
     const replayRunner = createReplayRunner({
       sql: store.sql,
       replayEvents: replayJobEvents(replayDeps),
@@ -42,8 +44,6 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       logger,
       announce,
       httpSender,
-      transformSandbox,
-      limits,
       circuitState: (destinationId) => circuits.get(destinationId) ?? 'closed',
       wakeReplays: () => replayRunner.wake(),
     });

@@ -105,4 +105,27 @@ describeEachBackend('transformations', (target) => {
     expect(delayed!.receivedAt).to.be.at.least(receivedAt + 1000);
     expect(prompt!.receivedAt).to.be.below(delayed!.receivedAt);
   });
+
+  it("replays through the route's current transformation, to the route's destination and in bulk", async () => {
+    const { slug, routes } = await transformedSource([{ code: 'function transform(r) { return { ...r, body: { version: 1 } }; }' }]);
+    const { api } = suite.harness;
+    const eventId = await ingest(slug, '{"type":"order.created"}');
+    await routes[0]!.sink.waitForRequests(1, settleMs);
+    const route = await api('GET', `/api/routes/${routes[0]!.id}`);
+    const changed = await api('PATCH', `/api/transformations/${route.body.transformationId}`, { body: { code: 'function transform(r) { return { ...r, body: { version: 2 } }; }' } });
+    expect(changed.status, changed.text).to.equal(200);
+
+    expect((await api('POST', `/api/events/${eventId}/replay`, { body: { destinationIds: [routes[0]!.destinationId] } })).status).to.equal(202);
+    const requests = await routes[0]!.sink.waitForRequests(2, settleMs);
+    expect(JSON.parse(requests[1]!.body.toString())).to.deep.equal({ version: 2 });
+
+    await api('PATCH', `/api/transformations/${route.body.transformationId}`, { body: { code: 'function transform() { throw new Error("no longer"); }' } });
+    const bulk = await api('POST', '/api/events/bulk/replay', { body: { eventIds: [eventId] } });
+    expect(bulk.body, bulk.text).to.include({ eventsQueued: 1, deliveriesCreated: 1 });
+    const event = await settled(eventId);
+    const failed = event.deliveries.filter((d: { failureReason?: string }) => d.failureReason === 'transformation_failed');
+    expect(failed).to.have.length(1);
+    expect(failed[0].transformation.error).to.deep.equal({ name: 'Error', message: 'no longer' });
+    expect(routes[0]!.sink.requests).to.have.length(2);
+  });
 });

@@ -24,7 +24,7 @@ export interface TransformationInput {
   env?: Record<string, string>;
 }
 
-type TransformationDeps = Pick<ApiDeps, 'store' | 'secrets' | 'now' | 'announce' | 'transformSandbox' | 'limits'>;
+type TransformationDeps = Pick<ApiDeps, 'store' | 'secrets' | 'now' | 'announce' | 'transformations'>;
 
 function envOf(deps: Pick<ApiDeps, 'secrets'>, row: TransformationRow): Record<string, string> {
   return JSON.parse(deps.secrets.open(row.sealedEnv)) as Record<string, string>;
@@ -37,7 +37,7 @@ function transformationView(deps: Pick<ApiDeps, 'secrets'>, row: TransformationR
 
 /** Saving code that does not compile or defines no `transform` is refused. */
 function assertCompiles(deps: TransformationDeps, code: string): void {
-  const error = deps.transformSandbox.check(code);
+  const error = deps.transformations.sandbox.check(code);
   if (error) throw new ValidationError(`The code does not compile: ${error.name}: ${error.message}`, [{ field: 'code', message: `${error.name}: ${error.message}` }]);
 }
 
@@ -100,11 +100,11 @@ export interface TransformationTestInput {
 /** Runs code on a stored event or a sample, as a delivery would; a failure is an answer, not an error. */
 export async function testTransformation(deps: TransformationDeps, tenant: Tenant, input: TransformationTestInput) {
   const { request, eventId, sourceId, receivedAt } = await testRequest(deps, tenant, input);
-  const outcome = deps.transformSandbox.run({
+  const outcome = deps.transformations.sandbox.run({
     code: input.code,
     request,
     context: { eventId, sourceId, destinationId: '', receivedAt, env: input.env ?? {} },
-    maxResultBytes: deps.limits[tenant.org.plan].maxPayloadBytes,
+    maxResultBytes: deps.transformations.maxResultBytes(tenant.org.plan),
   });
   return { result: outcome.result, logs: outcome.logs, error: outcome.error, durationMs: Math.round(outcome.durationMs * 1000) / 1000 };
 }
