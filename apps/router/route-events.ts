@@ -73,6 +73,8 @@ function routedEvent(deps: RouterDeps, meta: IngestMeta, body: Buffer): PlannedE
 async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<void> {
   const events = records.map(decodeIngestMessage);
   const targets = await Promise.all(events.map((event) => deps.routesFor(event.meta.sourceId)));
+  // Before the transaction, which transformations would otherwise hold open for up to their time limit each.
+  const plans = events.map((event, index) => planRoutes(targets[index]!, routedEvent(deps, event.meta, event.body), deps.transformations));
   const now = deps.now();
   const routed = await deps.sql.transaction(async (tx) => {
     const stored: ((typeof events)[number] & { plan: RoutePlan })[] = [];
@@ -84,9 +86,8 @@ async function routeRecords(deps: RouterDeps, records: BrokerRecord[]): Promise<
       if (!policy) continue;
       const { meta, body } = event;
       const payload = meta.sealed ? storedSealedPayload(body, meta.contentType, policy, deps.secrets) : storedPayload(body, meta.contentType, policy, deps.secrets);
-      const routed = planRoutes(targets[index]!, routedEvent(deps, meta, body), deps.transformations);
-      stored.push({ ...event, plan: routed });
-      planned.push({ meta, payload, ...routed });
+      stored.push({ ...event, plan: plans[index]! });
+      planned.push({ meta, payload, ...plans[index]! });
     }
     const deliveries = await storeEvents(tx, planned, now);
     return stored.map((event, index) => ({ ...event, deliveries: deliveries[index]! }));
