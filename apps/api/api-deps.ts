@@ -9,6 +9,7 @@ import type { RoutedTarget } from '../../libs/routing/route-targets.js';
 import type { KeyAuthenticator } from '../../libs/keys/key-authenticator.js';
 import type { Tenant } from '../../libs/tenancy/tenant.js';
 import type { KeyRateLimits } from './key-rate-limits.js';
+import type { TransformationRunner } from '../../libs/transformations/route-transformations.js';
 
 /** What the management API needs, wired by the composition root. */
 export interface ApiDeps {
@@ -34,6 +35,8 @@ export interface ApiDeps {
   routesFor(sourceId: string): Promise<RoutedTarget[]>;
   /** Sends destination tests, with the deliverer's connection rules. */
   httpSender: HttpSender;
+  /** Runs transformations: validates saved code, `POST /api/transformations/test`, and replays. */
+  transformations: TransformationRunner;
   /** Tells the replay runner a job was created, so it starts without waiting for its next look. */
   wakeReplays(): void;
   /** Each key's request rate in this process (RELAY_API_REQUESTS_PER_SECOND). */

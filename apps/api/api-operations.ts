@@ -12,6 +12,7 @@ import { replayOperations } from './replays/replay-routes.js';
 import { routeOperations } from './routes/route-routes.js';
 import { sourceOperations } from './sources/source-routes.js';
 import { transferOperations } from './transfer/transfer-routes.js';
+import { transformationOperations } from './transformations/transformation-routes.js';
 
 let document: ReturnType<typeof buildOpenApiDocument> | undefined;
 
@@ -42,6 +43,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   ...sourceOperations,
   ...destinationOperations,
   ...routeOperations,
+  ...transformationOperations,
   ...eventOperations,
   ...filterOperations,
   ...replayOperations,

@@ -3,6 +3,8 @@ import { createHttpSender } from '../../libs/delivery/send-request.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
 import { createRouteTargets } from '../../libs/routing/route-targets.js';
 import { sealPlainHeaders } from '../../libs/destinations/destination-headers.js';
+import { createTransformSandbox } from '../../libs/transformations/transform-sandbox.js';
+import { transformationRunner } from '../../libs/transformations/transformation-runner.js';
 import { startEventCountFolding } from '../../libs/store/event-counts.js';
 import { apiRouter } from './api-app.js';
 import { createKeyAuthenticator } from '../../libs/keys/key-authenticator.js';
@@ -19,7 +21,7 @@ export interface ApiRoleOptions {
 
 /** The management API at `/api`, and the replay jobs it starts. */
 export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
-  return async ({ config, store, secrets, logger, publish, announce }): Promise<Role> => {
+  return async ({ config, store, secrets, logger, publish, announce, limits, metrics }): Promise<Role> => {
     const apiKeys = createKeyAuthenticator({
       keys: store.apiKeys,
       organizations: store.organizations,
@@ -29,6 +31,8 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
     // The breaker states deliverers announce, this process's own included.
     const circuits = new Map<string, CircuitState>();
     const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations });
+    const transformSandbox = await createTransformSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
+    const transformations = transformationRunner({ sandbox: transformSandbox, secrets, limits, metrics });
     const replayDeps = {
       store,
       secrets,
@@ -37,6 +41,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       routesFor: routeTargets.forSource,
       lanes: Boolean(config.kafkaBrokers),
       maxRoutesPerSource: config.maxRoutesPerSource,
+      transformations,
     };
     const replayRunner = createReplayRunner({
       sql: store.sql,
@@ -73,6 +78,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
         await folding?.stop();
         await replayRunner.stop();
         await httpSender.close();
+        transformSandbox.dispose();
       },
       onConfigChange(change) {
         if (change.kind === 'circuit') circuits.set(change.destinationId, change.state);

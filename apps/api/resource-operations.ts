@@ -21,6 +21,8 @@ export interface ResourceCrud<ListQuery extends z.ZodType<PageQuery>, Create ext
   summary: DocumentedContent;
   /** Conflict statuses create and patch may answer beyond validation (409 for a taken slug). */
   writeErrors?: readonly number[];
+  /** Conflict statuses delete may answer (409 IN_USE for a transformation a route uses). */
+  deleteErrors?: readonly number[];
   /** Fields the API returns but never takes; dropped from bodies, so a fetched resource can be sent back. */
   readOnly: readonly string[];
   list(deps: ApiDeps, tenant: Tenant, query: z.output<ListQuery>): Promise<{ rows: unknown[]; total: number }>;
@@ -97,6 +99,7 @@ export function resourceOperations<ListQuery extends z.ZodType<PageQuery>, Creat
       summary: `Delete a ${lower}`,
       scope: 'write',
       responses: { 204: { description: 'Deleted' } },
+      errors: resource.deleteErrors,
       handle: (deps, { tenant, params }) => resource.remove(deps, tenant, params.id!),
     }),
   ];

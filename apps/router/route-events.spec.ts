@@ -34,7 +34,7 @@ describeEachStore('routeEvents', (target) => {
 
   const deps = (overrides: Partial<RouterDeps> = {}): RouterDeps => ({
     sql: fixture.store.sql,
-    routesFor: async () => destinations.map((d) => ({ ...d, routeId: `rte_${d.destinationId}`, filter: null, destinationOrdered: false })),
+    routesFor: async () => destinations.map((d) => ({ ...d, routeId: `rte_${d.destinationId}`, filter: null, destinationOrdered: false, transformation: null, delaySeconds: 0 })),
     publish: async (topic, messages) => void published.push(...messages.map((message) => ({ topic, message }))),
     now: () => 1_700_000_000_000,
     secrets: createSecretBox(Buffer.alloc(32, 3)),
@@ -142,8 +142,8 @@ describeEachStore('routeEvents', (target) => {
     const masked = await fixture.store.sources.insert(sourceRow(fixture.org.id, { maskFields: ['$..secret'] }));
     const [open, filtered] = destinations;
     const routesFor = async () => [
-      { ...open!, routeId: 'rte_open', filter: null, destinationOrdered: false },
-      { ...filtered!, routeId: 'rte_filtered', filter: compileFilter({ body: { tags: 'needle' } }), destinationOrdered: false },
+      { ...open!, routeId: 'rte_open', filter: null, destinationOrdered: false, transformation: null, delaySeconds: 0 },
+      { ...filtered!, routeId: 'rte_filtered', filter: compileFilter({ body: { tags: 'needle' } }), destinationOrdered: false, transformation: null, delaySeconds: 0 },
     ];
     // The filter would take it, but comparing the tag with every item of the list is past the budget.
     const body = Buffer.from(JSON.stringify({ secret: 's', tags: [...Array.from({ length: FIELD_WORK_BUDGET }, () => 't'), 'needle'] }));

@@ -1,6 +1,7 @@
 import type { BrokerRecord, OutgoingMessage, RecordBatch } from '../../libs/broker/broker.js';
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
-import { deliveryJobMessage, firstAttemptJob, withLane } from '../../libs/pipeline/delivery-job.js';
+import { firstAttemptJob, withLane } from '../../libs/pipeline/delivery-job.js';
+import { firstAttemptMessage } from '../../libs/pipeline/first-attempt.js';
 import { decodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { decodedRounds } from '../../libs/pipeline/fair-rounds.js';
 import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
@@ -9,7 +10,8 @@ import type { SqlClient } from '../../libs/store/sql-client.js';
 import { filterDocument } from '../../libs/filters/filter-document.js';
 import { FieldBudget } from '../../libs/payload/field-budget.js';
 import { openStoredPayload, sealedPayload, storedPayload, storedSealedPayload } from '../../libs/payload/stored-payload.js';
-import { matchRoutes, type RoutedTarget } from '../../libs/routing/route-targets.js';
+import type { RoutedTarget } from '../../libs/routing/route-targets.js';
+import { planRoutes, type PlannedEvent, type RoutePlan, type TransformationRunner } from '../../libs/transformations/route-transformations.js';
 import { livePayloadPolicies, storeEvents, storeFailedEvent, type NewEvent } from '../../libs/ledger/stored-events.js';
 
 /** What routing needs; the composition root wires the store, the broker and the route cache in. */
@@ -28,6 +30,8 @@ export interface RouterDeps {
    * whose deliverer subscribes to a new topic at once and reads idle ones for nothing.
    */
   lanes?: boolean;
+  /** Runs routes' transformations (libs/transformations/route-transformations.ts); absent where no route has one (tests, benches). */
+  transformations?: TransformationRunner;
 }
 
 /**
@@ -66,11 +70,24 @@ export async function routeEvents(deps: RouterDeps, batch: RecordBatch): Promise
   }
 }
 
+/** What a route's transformation receives of an event: the document filters see, and its context. */
+function routedEvent(deps: RouterDeps, meta: IngestMeta, body: Buffer): PlannedEvent {
+  return {
+    document: () => filterDocument({ body: openStoredPayload(body, meta.sealed === true, deps.secrets), contentType: meta.contentType, headers: meta.headers, query: meta.query, path: meta.path }),
+    contentType: meta.contentType,
+    context: { eventId: meta.eventId, sourceId: meta.sourceId, receivedAt: new Date(meta.receivedAt).toISOString() },
+  };
+}
+
 async function routeRecords(deps: RouterDeps, events: IngestEvent[]): Promise<void> {
   const targets = await Promise.all(events.map((event) => deps.routesFor(event.meta.sourceId)));
+  // One budget an event for its filters, then its search text: the filters decide deliveries, so they go first.
+  const budgets = events.map(() => new FieldBudget());
+  // Before the transaction, which transformations would otherwise hold open for up to their time limit each.
+  const plans = events.map((event, index) => planRoutes(targets[index]!, routedEvent(deps, event.meta, event.body), deps.transformations, budgets[index]!));
   const now = deps.now();
   const routed = await deps.sql.transaction(async (tx) => {
-    const stored: (typeof events)[number][] = [];
+    const stored: ((typeof events)[number] & { plan: RoutePlan })[] = [];
     const planned: NewEvent[] = [];
     const live = await livePayloadPolicies(tx, events.map((event) => event.meta.sourceId));
     for (const [index, event] of events.entries()) {
@@ -78,16 +95,9 @@ async function routeRecords(deps: RouterDeps, events: IngestEvent[]): Promise<vo
       const policy = live.get(event.meta.sourceId);
       if (!policy) continue;
       const { meta, body } = event;
-      // One budget for the event's filters, then its search text: the filters decide deliveries, so they go first.
-      const budget = new FieldBudget();
-      const routed = matchRoutes(
-        targets[index]!,
-        () => filterDocument({ body: openStoredPayload(body, meta.sealed === true, deps.secrets), contentType: meta.contentType, headers: meta.headers, query: meta.query, path: meta.path }),
-        budget,
-      );
-      const payload = meta.sealed ? storedSealedPayload(body, meta.contentType, policy, deps.secrets, budget) : storedPayload(body, meta.contentType, policy, deps.secrets, budget);
-      stored.push(event);
-      planned.push({ meta, payload, ...routed });
+      const payload = meta.sealed ? storedSealedPayload(body, meta.contentType, policy, deps.secrets, budgets[index]) : storedPayload(body, meta.contentType, policy, deps.secrets, budgets[index]);
+      stored.push({ ...event, plan: plans[index]! });
+      planned.push({ meta, payload, ...plans[index]! });
     }
     const deliveries = await storeEvents(tx, planned, now);
     return stored.map((event, index) => ({ ...event, deliveries: deliveries[index]! }));
@@ -96,10 +106,12 @@ async function routeRecords(deps: RouterDeps, events: IngestEvent[]): Promise<vo
   // ordering is not known here, gets its own topic.
   const ordered = new Map(targets.flat().map((target) => [target.destinationId, target.destinationOrdered]));
   const byTopic = new Map<string, OutgoingMessage[]>();
-  for (const { meta, body, deliveries } of routed) {
+  for (const { meta, body, deliveries, plan } of routed) {
     for (const delivery of deliveries) {
       const job = firstAttemptJob({ ...meta, providerHeaders: meta.headers }, delivery);
-      const { topic, message } = deliveryJobMessage(withLane(job, deps.lanes === true, ordered.get(delivery.destinationId) ?? true), body);
+      const target = plan.targets.find((planned) => planned.destinationId === delivery.destinationId);
+      const jobPlan = target && { transformationId: target.report?.id, transformed: target.transformed, delaySeconds: target.delaySeconds };
+      const { topic, message } = firstAttemptMessage(withLane(job, deps.lanes === true, ordered.get(delivery.destinationId) ?? true), body, jobPlan, deps.now(), deps.secrets);
       const messages = byTopic.get(topic);
       if (messages) messages.push(message);
       else byTopic.set(topic, [message]);

@@ -1,13 +1,17 @@
 import type { RoleBuilder } from '../../libs/roles/role.js';
 import { createRouteTargets } from '../../libs/routing/route-targets.js';
+import { createTransformSandbox } from '../../libs/transformations/transform-sandbox.js';
+import { transformationRunner } from '../../libs/transformations/transformation-runner.js';
 import { ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 import { createRouterConsumer } from './router-consumer.js';
 import { createSearchIndexer } from './search-indexer.js';
 
 /** Stores ingested events and fans them out to their destinations' jobs. */
-export const buildRouterRole: RoleBuilder = ({ config, broker, store, publish, secrets, deadLetters }) => {
+export const buildRouterRole: RoleBuilder = async ({ config, broker, store, publish, secrets, deadLetters, metrics, limits }) => {
   const routeTargets = createRouteTargets(store.sql);
+  const sandbox = await createTransformSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
   const consumer = createRouterConsumer(broker, {
+    transformations: transformationRunner({ sandbox, secrets, limits, metrics }),
     sql: store.sql,
     routesFor: routeTargets.forSource,
     publish,
@@ -19,7 +23,10 @@ export const buildRouterRole: RoleBuilder = ({ config, broker, store, publish, s
   return {
     name: 'router',
     start: () => consumer.start(),
-    stop: () => consumer.stop(),
+    stop: async () => {
+      await consumer.stop();
+      sandbox.dispose();
+    },
     consumerGroups: [ROUTER_GROUP],
     onConfigChange: (change) => {
       if (change.kind !== 'circuit' && change.kind !== 'key') routeTargets.invalidate();

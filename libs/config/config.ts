@@ -48,6 +48,10 @@ export interface Config {
   eventRetentionDays: number;
   metricsToken?: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** RELAY_TRANSFORM_TIMEOUT_MS: a transformation's time per call. */
+  transformTimeoutMs: number;
+  /** RELAY_TRANSFORM_MEMORY_MB: a transformation's memory per call. */
+  transformMemoryMb: number;
   shutdownTimeoutMs: number;
   /** RELAY_API_REQUESTS_PER_SECOND: each API key's sustained rate in one api process; bursts of twice that. */
   apiRequestsPerSecond: number;
@@ -184,6 +188,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     apiRequestsPerSecond: integer(env, 'RELAY_API_REQUESTS_PER_SECOND', 100, 1, 1_000_000),
     // At most the deliveries one bulk replay may create, so one event's replay always fits in one.
     maxRoutesPerSource: integer(env, 'RELAY_MAX_ROUTES_PER_SOURCE', 100, 1, 10_000),
+    transformTimeoutMs: integer(env, 'RELAY_TRANSFORM_TIMEOUT_MS', 100, 1, 10_000),
+    transformMemoryMb: integer(env, 'RELAY_TRANSFORM_MEMORY_MB', 16, 1, 1024),
     ...overrides,
   };
   if (config.payloadRetentionDays > config.eventRetentionDays) {

@@ -2,11 +2,14 @@ import { newId } from '../ids/ids.js';
 import { refreshEvents } from './attempts.js';
 import { runForRows } from '../store/rows-statement.js';
 import type { SqlClient } from '../store/sql-client.js';
+import type { TransformationReport } from '../transformations/route-transformations.js';
 
 /** A destination an event is to be delivered to. */
 export interface DeliveryTargetName {
   destinationId: string;
   destinationName: string;
+  /** The transformation its request went through (libs/transformations/route-transformations.ts), if any. */
+  report?: TransformationReport;
 }
 
 export interface PendingDelivery extends DeliveryTargetName {
@@ -16,9 +19,16 @@ export interface PendingDelivery extends DeliveryTargetName {
 }
 
 const DELIVERY_INSERT = {
-  head: 'INSERT INTO deliveries (id, org_id, event_id, destination_id, destination_name, status, attempt_count, created_at, updated_at)',
-  row: "(?, ?, ?, ?, ?, 'pending', 0, ?, ?)",
+  head: 'INSERT INTO deliveries (id, org_id, event_id, destination_id, destination_name, status, attempt_count, transformation, created_at, updated_at)',
+  row: "(?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
 };
+
+const FAILED_DELIVERY_INSERT = {
+  head: 'INSERT INTO deliveries (id, org_id, event_id, destination_id, destination_name, status, attempt_count, failure_reason, last_error, transformation, created_at, updated_at)',
+  row: "(?, ?, ?, ?, ?, 'failed', 0, 'transformation_failed', ?, ?, ?, ?)",
+};
+
+const reportJson = (report: TransformationReport | undefined) => (report ? JSON.stringify(report) : null);
 
 /**
  * Creates the pending deliveries of events to their targets, in the caller's transaction: the one
@@ -34,9 +44,27 @@ export async function createPendingDeliveries(
   await runForRows(
     tx,
     DELIVERY_INSERT,
-    created.flat().map((d) => [d.id, d.orgId, d.eventId, d.destinationId, d.destinationName, now, now]),
+    created.flat().map((d) => [d.id, d.orgId, d.eventId, d.destinationId, d.destinationName, reportJson(d.report), now, now]),
   );
   return created;
+}
+
+/**
+ * Deliveries whose transformation failed: created `failed` with `failureReason: "transformation_failed"`
+ * and no attempt, in the caller's transaction; their events' status is computed again.
+ */
+export async function createTransformationFailures(
+  tx: SqlClient,
+  failures: { orgId: string; eventId: string; destinationId: string; destinationName: string; report: TransformationReport }[],
+  now: number,
+): Promise<void> {
+  if (failures.length === 0) return;
+  await runForRows(
+    tx,
+    FAILED_DELIVERY_INSERT,
+    failures.map((f) => [newId('dlv'), f.orgId, f.eventId, f.destinationId, f.destinationName, `${f.report.error?.name}: ${f.report.error?.message}`, reportJson(f.report), now, now]),
+  );
+  await refreshEvents(tx, failures.map((f) => f.eventId));
 }
 
 /**

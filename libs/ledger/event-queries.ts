@@ -54,6 +54,10 @@ export interface DeliveryRecord {
   error: string | null;
   latencyMs: number | null;
   deliveredAt: number | null;
+  /** `transformation_failed`, or null. */
+  failureReason: string | null;
+  /** The transformation report as JSON, or null for a route without one. */
+  transformation: string | null;
   createdAt: number;
 }
 
@@ -88,7 +92,7 @@ const EVENT_COLUMNS = `e.id, e.source_id AS "sourceId", s.name AS "sourceName", 
   e.ingest_path AS "ingestPath", e.ingest_query AS "ingestQuery", e.filtered_route_ids AS "filteredRouteIds"`;
 
 const DELIVERY_COLUMNS = `id, destination_id AS "destinationId", destination_name AS "destinationName", status, attempt_count AS "attemptCount",
-  last_status_code AS "statusCode", last_error AS "error", latency_ms AS "latencyMs", delivered_at AS "deliveredAt", created_at AS "createdAt"`;
+  last_status_code AS "statusCode", last_error AS "error", latency_ms AS "latencyMs", delivered_at AS "deliveredAt", failure_reason AS "failureReason", transformation, created_at AS "createdAt"`;
 
 const SUMMARY_COLUMNS = `e.id, e.source_id AS "sourceId", e.status, e.headers, e.payload_size AS "payloadSize", e.deliveries_count AS "deliveriesCount",
   e.deliveries_succeeded AS "deliveriesSucceeded", e.received_at AS "receivedAt"`;

@@ -2,7 +2,8 @@ import type { IngestMeta } from '../pipeline/ingest-message.js';
 import type { PayloadPolicy, StoredPayload } from '../payload/stored-payload.js';
 import { allForRows, runForRows } from '../store/rows-statement.js';
 import type { SqlClient } from '../store/sql-client.js';
-import { createPendingDeliveries, type DeliveryTargetName } from './deliveries.js';
+import type { TransformationReport } from '../transformations/route-transformations.js';
+import { createPendingDeliveries, createTransformationFailures, type DeliveryTargetName } from './deliveries.js';
 
 /** A delivery to publish a job for. */
 export interface StoredDelivery extends DeliveryTargetName {
@@ -16,6 +17,8 @@ export interface NewEvent {
   targets: DeliveryTargetName[];
   /** The routes whose filters turned the event away. */
   filteredRouteIds: string[];
+  /** Routes whose transformation failed: their deliveries are stored `failed`, with no attempt. */
+  failed?: (DeliveryTargetName & { report: TransformationReport })[];
 }
 
 interface EventState {
@@ -85,6 +88,11 @@ export async function storeEvents(tx: SqlClient, events: NewEvent[], now: number
   const created = await createPendingDeliveries(
     tx,
     events.map(({ meta, targets }, index) => ({ orgId: meta.orgId, eventId: meta.eventId, targets: creates[index] ? targets : [] })),
+    now,
+  );
+  await createTransformationFailures(
+    tx,
+    events.flatMap(({ meta, failed = [] }, index) => (creates[index] ? failed.map((target) => ({ ...target, orgId: meta.orgId, eventId: meta.eventId })) : [])),
     now,
   );
   const lastEventAt = new Map(events.filter((_, index) => creates[index]).map(({ meta }) => [meta.sourceId, meta.receivedAt]));

@@ -107,6 +107,19 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean; thread?:
       buckets: LATENCY_BUCKETS,
       registers,
     }),
+    transformationDuration: new Histogram({
+      name: 'relay_transformation_duration_seconds',
+      help: 'Time a transformation took per call, compilation included, per transformation',
+      labelNames: ['transformation'] as const,
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    }),
+    transformationFailures: new Counter({
+      name: 'relay_transformation_failures_total',
+      help: 'Transformation calls that threw, ran out of time or memory, or returned a result of the wrong shape or size, per transformation',
+      labelNames: ['transformation'] as const,
+      registers,
+    }),
     retriesScheduled: new Counter({
       name: 'relay_retries_scheduled_total',
       help: 'Failed attempts scheduled for another try, by the retry tier they wait in',

@@ -5,7 +5,7 @@ import { jsonValue } from './record-json.js';
 
 /** A change to configuration that running processes cache: gateways drop sources, deliverers refresh topics. */
 const resourceChangeSchema = z.object({
-  kind: z.enum(['source', 'destination', 'route', 'organization', 'key']),
+  kind: z.enum(['source', 'destination', 'route', 'organization', 'key', 'transformation']),
   /** `rotated`: only a secret changed (caches drop it; breakers, holds and subscriptions stay). */
   action: z.enum(['created', 'updated', 'rotated', 'deleted']),
   orgId: z.string(),

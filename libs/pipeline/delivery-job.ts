@@ -45,6 +45,11 @@ export const deliveryJobSchema = z.object({
   sealed: z.boolean().optional(),
   /** Set by the router and replays on Kafka (`withLane`): the job, retries included, goes through the lanes. */
   laned: z.boolean().optional(),
+  /**
+   * Set when the route's transformation made the request (first-attempt.ts): the record value is its
+   * body, and `contentType` and `providerHeaders` are its own.
+   */
+  transformationId: z.string().optional(),
 });
 
 export type DeliveryJob = z.infer<typeof deliveryJobSchema>;

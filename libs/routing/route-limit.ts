@@ -30,28 +30,34 @@ async function withinRouteLimit(sql: SqlClient, sourceId: string, max: number, e
 /** Inserts an enabled route unless its source is at the bound (RouteLimitReachedError). */
 export function insertEnabledRoute(sql: SqlClient, row: RouteRow, max: number): Promise<void> {
   return withinRouteLimit(sql, row.sourceId, max, async (tx) => {
-    await tx.run('INSERT INTO routes (id, org_id, source_id, destination_id, enabled, filter, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-      row.id,
-      row.orgId,
-      row.sourceId,
-      row.destinationId,
-      tx.bool(true),
-      // As the ORM writes the column: JSON text, `null` for no filter.
-      JSON.stringify(row.filter),
-      row.createdAt,
-    ]);
+    await tx.run(
+      'INSERT INTO routes (id, org_id, source_id, destination_id, enabled, filter, transformation_id, delay_seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      [
+        row.id,
+        row.orgId,
+        row.sourceId,
+        row.destinationId,
+        tx.bool(true),
+        // As the ORM writes the column: JSON text, `null` for no filter.
+        JSON.stringify(row.filter),
+        row.transformationId,
+        row.delaySeconds,
+        row.createdAt,
+      ],
+    );
   });
 }
 
-/** Enables a disabled route (and sets its filter when given) unless its source is at the bound. */
-export function enableRoute(sql: SqlClient, route: Pick<RouteRow, 'id' | 'orgId' | 'sourceId'>, filter: RouteRow['filter'] | undefined, max: number): Promise<void> {
+/** The fields a PATCH may change beside `enabled`; undefined leaves a field as it is. */
+export type RoutePatch = Partial<Pick<RouteRow, 'filter' | 'transformationId' | 'delaySeconds'>>;
+
+/** Enables a disabled route (with the rest of its patch) unless its source is at the bound. */
+export function enableRoute(sql: SqlClient, route: Pick<RouteRow, 'id' | 'orgId' | 'sourceId'>, patch: RoutePatch, max: number): Promise<void> {
+  const changed = Object.entries({ filter: patch.filter === undefined ? undefined : JSON.stringify(patch.filter), transformation_id: patch.transformationId, delay_seconds: patch.delaySeconds }).filter(
+    ([, value]) => value !== undefined,
+  );
   return withinRouteLimit(sql, route.sourceId, max, async (tx) => {
-    const setFilter = filter === undefined ? '' : ', filter = ?';
-    await tx.run(`UPDATE routes SET enabled = ?${setFilter} WHERE org_id = ? AND id = ?`, [
-      tx.bool(true),
-      ...(filter === undefined ? [] : [JSON.stringify(filter)]),
-      route.orgId,
-      route.id,
-    ]);
+    const sets = ['enabled = ?', ...changed.map(([column]) => `${column} = ?`)].join(', ');
+    await tx.run(`UPDATE routes SET ${sets} WHERE org_id = ? AND id = ?`, [tx.bool(true), ...changed.map(([, value]) => value), route.orgId, route.id]);
   });
 }

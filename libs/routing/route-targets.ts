@@ -2,6 +2,7 @@ import { createInvalidatingCache } from '../cache/invalidating-cache.js';
 import { compileFilter, type CompiledFilter, type FilterDocument } from '../filters/route-filter.js';
 import { FieldBudgetExceededError, type FieldBudget } from '../payload/field-budget.js';
 import type { SqlClient } from '../store/sql-client.js';
+import type { Plan } from '../config/config.js';
 
 export interface RouteTarget {
   destinationId: string;
@@ -18,6 +19,18 @@ export interface RoutedTarget extends JobTarget {
   routeId: string;
   /** null: the route has no filter and takes every event. */
   filter: CompiledFilter | null;
+  /** The route's transformation (libs/transformations), its env still sealed; null for none. */
+  transformation: RouteTransformation | null;
+  /** Deliveries are not attempted before the event's receipt plus this. */
+  delaySeconds: number;
+}
+
+export interface RouteTransformation {
+  id: string;
+  code: string;
+  sealedEnv: string;
+  /** The organization's plan: the result is at most its payload limit. */
+  plan: Plan;
 }
 
 /**
@@ -61,20 +74,25 @@ export function createRouteTargets(sql: SqlClient, options: { ttlMs?: number; no
 }
 
 async function loadRouteTargets(sql: SqlClient, sourceId: string): Promise<RoutedTarget[]> {
-  const rows = await sql.all<RouteTarget & { routeId: string; filter: string | null; ordering: string }>(
-    `SELECT d.id AS "destinationId", d.name AS "destinationName", r.id AS "routeId", r.filter, d.ordering
+  const rows = await sql.all<RouteTarget & { routeId: string; filter: string | null; ordering: string; delaySeconds: number | string; transformationId: string | null; code: string | null; sealedEnv: string | null; plan: Plan }>(
+    `SELECT d.id AS "destinationId", d.name AS "destinationName", r.id AS "routeId", r.filter, d.ordering, r.delay_seconds AS "delaySeconds",
+       t.id AS "transformationId", t.code, t.env AS "sealedEnv", o.plan
      FROM routes r
      JOIN destinations d ON d.id = r.destination_id
+     JOIN organizations o ON o.id = r.org_id
+     LEFT JOIN transformations t ON t.id = r.transformation_id
      WHERE r.source_id = ? AND r.enabled = ? ORDER BY r.created_at, r.id`,
     [sourceId, sql.bool(true)],
   );
-  return rows.map(({ filter, ordering, ...row }) => {
+  return rows.map(({ filter, ordering, delaySeconds, transformationId, code, sealedEnv, plan, ...row }) => {
     // The ORM writes an absent filter as JSON `null`.
     const stored: unknown = filter === null ? null : JSON.parse(filter);
     return {
       ...row,
       filter: stored === null ? null : compileFilter(stored),
       destinationOrdered: ordering === 'source',
+      transformation: transformationId === null ? null : { id: transformationId, code: code!, sealedEnv: sealedEnv!, plan },
+      delaySeconds: Number(delaySeconds),
     };
   });
 }

@@ -29,6 +29,7 @@ import { SearchChunks1795305600020 } from './migrations/0021-search-chunks.js';
 import { SqliteSearchChunks1795305600021 } from './migrations/0022-sqlite-search-chunks.js';
 import { RevokedApiKeys1795305600022 } from './migrations/0023-revoked-api-keys.js';
 import { SealedDestinationHeaders1795305600023 } from './migrations/0024-sealed-destination-headers.js';
+import { TransformationsRouteDelay1795305600024 } from './migrations/0025-transformations-route-delay.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -63,6 +64,7 @@ export const FOUNDATION_MIGRATIONS = [
   SqliteSearchChunks1795305600021,
   RevokedApiKeys1795305600022,
   SealedDestinationHeaders1795305600023,
+  TransformationsRouteDelay1795305600024,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';

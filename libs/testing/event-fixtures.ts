@@ -69,7 +69,7 @@ export async function seedEvent(h: ApiHarness, seed: EventSeed): Promise<SeededE
     {
       sql: h.relay.store.sql,
       // Routes without filters, one per target, to destinations made long ago: their jobs go to their own topics.
-      routesFor: async () => (seed.targets ?? []).map((target) => ({ ...target, routeId: `rte_${target.destinationId}`, filter: null, destinationOrdered: false })),
+      routesFor: async () => (seed.targets ?? []).map((target) => ({ ...target, routeId: `rte_${target.destinationId}`, filter: null, destinationOrdered: false, transformation: null, delaySeconds: 0 })),
       publish: async (topic, messages) => void jobs.push(...messages.map((m) => ({ topic, message: m }))),
       now: () => receivedAt + 5,
       secrets: h.secrets,

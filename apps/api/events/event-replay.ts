@@ -1,9 +1,11 @@
 import { NotFoundError, UnavailableError, ValidationError } from '../../../libs/errors/errors.js';
 import type { OutgoingMessage } from '../../../libs/broker/broker.js';
-import { deliveryJobMessage, firstAttemptJob, withLane } from '../../../libs/pipeline/delivery-job.js';
+import { firstAttemptJob, withLane } from '../../../libs/pipeline/delivery-job.js';
+import { firstAttemptMessage } from '../../../libs/pipeline/first-attempt.js';
+import { planRoutes, type PlannedTarget, type RoutePlan } from '../../../libs/transformations/route-transformations.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
-import { createReplayDeliveries, removeUnqueuedDeliveries } from '../../../libs/ledger/deliveries.js';
-import { matchRoutes, type JobTarget } from '../../../libs/routing/route-targets.js';
+import { createReplayDeliveries, createTransformationFailures, removeUnqueuedDeliveries } from '../../../libs/ledger/deliveries.js';
+import type { JobTarget, RoutedTarget } from '../../../libs/routing/route-targets.js';
 import { FieldBudget } from '../../../libs/payload/field-budget.js';
 import type { Tenant } from '../../../libs/tenancy/tenant.js';
 import type { ApiDeps } from '../api-deps.js';
@@ -11,19 +13,24 @@ import { selectEvents, type EventRecord } from '../../../libs/ledger/event-queri
 import { openedBody, payloadExpired, requireEvent, storedBody, storedEventDocument } from './event-service.js';
 
 /** What replaying needs of the API's dependencies. */
-export type ReplayDeps = Pick<ApiDeps, 'store' | 'secrets' | 'now' | 'publish' | 'routesFor' | 'lanes' | 'maxRoutesPerSource'>;
+/** `transformations` may be absent where no route has one. */
+export type ReplayDeps = Pick<ApiDeps, 'store' | 'secrets' | 'now' | 'publish' | 'routesFor' | 'lanes' | 'maxRoutesPerSource'> & Partial<Pick<ApiDeps, 'transformations'>>;
 
-/** An event ready to go out again: its body as stored (a sealed body stays sealed in the log) and the destinations it goes to. */
+/**
+ * An event ready to go out again: its body as stored (a sealed body stays sealed in the log), the
+ * destinations it goes to (through their routes' transformations), and those whose transformation failed.
+ */
 interface Replay {
   event: EventRecord;
   body: { bytes: Buffer; sealed: boolean };
-  targets: JobTarget[];
+  targets: PlannedTarget[];
+  failed: RoutePlan['failed'];
 }
 
 interface CreatedDelivery {
   id: string;
   replay: Replay;
-  target: JobTarget;
+  target: PlannedTarget;
 }
 
 export type SkipReason = 'not_found' | 'payload_expired' | 'no_destinations';
@@ -70,7 +77,9 @@ async function sourceSlugs(sql: SqlClient, orgId: string, replays: Replay[]): Pr
   return new Map(rows.map((row) => [row.id, row.slug]));
 }
 
-function deliveryJob(orgId: string, delivery: CreatedDelivery, slugs: Map<string, string>, lanes: boolean): { topic: string; message: OutgoingMessage } {
+function deliveryJob(deps: ReplayDeps, orgId: string, delivery: CreatedDelivery, slugs: Map<string, string>): { topic: string; message: OutgoingMessage } {
+  const { lanes, secrets } = deps;
+  const now = deps.now();
   const { event, body } = delivery.replay;
   const job = firstAttemptJob(
     {
@@ -86,7 +95,8 @@ function deliveryJob(orgId: string, delivery: CreatedDelivery, slugs: Map<string
     },
     { id: delivery.id, destinationId: delivery.target.destinationId },
   );
-  return deliveryJobMessage(withLane(job, lanes, delivery.target.destinationOrdered), body.bytes);
+  const { target } = delivery;
+  return firstAttemptMessage(withLane(job, lanes, target.destinationOrdered), body.bytes, { transformationId: target.report?.id, transformed: target.transformed, delaySeconds: target.delaySeconds }, now, secrets);
 }
 
 /**
@@ -96,7 +106,7 @@ function deliveryJob(orgId: string, delivery: CreatedDelivery, slugs: Map<string
 async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedDelivery[], slugs: Map<string, string>): Promise<void> {
   const byTopic = new Map<string, { deliveries: CreatedDelivery[]; messages: OutgoingMessage[] }>();
   for (const delivery of deliveries) {
-    const { topic, message } = deliveryJob(orgId, delivery, slugs, deps.lanes);
+    const { topic, message } = deliveryJob(deps, orgId, delivery, slugs);
     const list = byTopic.get(topic);
     if (list) {
       list.deliveries.push(delivery);
@@ -114,15 +124,32 @@ async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedD
 
 async function queueReplays(deps: ReplayDeps, tenant: Tenant, replays: Replay[]): Promise<number> {
   const slugs = await sourceSlugs(deps.store.sql, tenant.org.id, replays);
-  const deliveries = await createDeliveries(deps.store.sql, tenant.org.id, replays, deps.now());
+  const failures = replays.flatMap(({ event, failed }) => failed.map((target) => ({ ...target, orgId: tenant.org.id, eventId: event.id })));
+  await deps.store.sql.transaction((tx) => createTransformationFailures(tx, failures, deps.now()));
+  const deliveries = await createDeliveries(deps.store.sql, tenant.org.id, replays.filter((replay) => replay.targets.length > 0), deps.now());
   await publishJobs(deps, tenant.org.id, deliveries, slugs);
-  return deliveries.length;
+  return deliveries.length + failures.length;
 }
 
-/** The named destinations, or those the event's source is routed to now whose filters take it. */
-async function targetsFor(deps: ReplayDeps, event: EventRecord, body: Replay['body'], named: JobTarget[] | undefined): Promise<JobTarget[]> {
-  if (named) return named;
-  return matchRoutes(await deps.routesFor(event.sourceId), () => storedEventDocument(event, openedBody(deps, event, body)), new FieldBudget()).targets;
+/**
+ * The named destinations, or those the event's source is routed to now whose filters take it; each
+ * through the current transformation of the route from the event's source to it, if there is one.
+ */
+async function targetsFor(deps: ReplayDeps, event: EventRecord, body: Replay['body'], named: JobTarget[] | undefined): Promise<Pick<Replay, 'targets' | 'failed'>> {
+  const routes = await deps.routesFor(event.sourceId);
+  const targets = named ? named.map((target) => namedRoute(routes, target)) : routes;
+  const plan = planRoutes(targets, {
+    document: () => storedEventDocument(event, openedBody(deps, event, body)),
+    contentType: event.contentType,
+    context: { eventId: event.id, sourceId: event.sourceId, receivedAt: new Date(event.receivedAt).toISOString() },
+  }, deps.transformations, new FieldBudget());
+  return { targets: plan.targets, failed: plan.failed };
+}
+
+/** A named destination goes through its route's transformation, not its filter (naming it chose it). */
+function namedRoute(routes: RoutedTarget[], target: JobTarget): RoutedTarget {
+  const route = routes.find((candidate) => candidate.destinationId === target.destinationId);
+  return { routeId: route?.routeId ?? '', transformation: route?.transformation ?? null, delaySeconds: route?.delaySeconds ?? 0, ...target, filter: null };
 }
 
 /** Sends one event again to the named destinations, or to those its source is routed to now. */
@@ -131,8 +158,8 @@ export async function replayEvent(deps: ReplayDeps, tenant: Tenant, id: string, 
   const named = destinationIds ? await namedTargets(deps, tenant, destinationIds) : undefined;
   const body = await storedBody(deps, event);
   if (body === null) throw payloadExpired(id);
-  const targets = await targetsFor(deps, event, body, named);
-  const created = targets.length === 0 ? 0 : await queueReplays(deps, tenant, [{ event, body, targets }]);
+  const planned = await targetsFor(deps, event, body, named);
+  const created = planned.targets.length + planned.failed.length === 0 ? 0 : await queueReplays(deps, tenant, [{ event, body, ...planned }]);
   return { message: `Event ${id} queued for replay to ${created} destination(s)`, deliveriesCreated: created };
 }
 
@@ -182,11 +209,11 @@ export async function replayEvents(deps: ReplayDeps, tenant: Tenant, eventIds: s
       for (const eventId of chunk.slice(from, from + PAYLOAD_CHUNK)) {
         const event = found.get(eventId);
         const body = event && (await storedBody(deps, event));
-        const targets = event && body ? await targetsFor(deps, event, body, named) : [];
+        const planned = event && body ? await targetsFor(deps, event, body, named) : { targets: [], failed: [] };
         if (!event) skipped.push({ eventId, reason: 'not_found' });
         else if (!body) skipped.push({ eventId, reason: 'payload_expired' });
-        else if (targets.length === 0) skipped.push({ eventId, reason: 'no_destinations' });
-        else replays.push({ event, body, targets });
+        else if (planned.targets.length + planned.failed.length === 0) skipped.push({ eventId, reason: 'no_destinations' });
+        else replays.push({ event, body, ...planned });
       }
       if (replays.length === 0) continue;
       deliveriesCreated += await queueReplays(deps, tenant, replays);

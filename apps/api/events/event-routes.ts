@@ -36,6 +36,11 @@ const deliverySchema = z
     latency: z.number().nullable(),
     statusCode: z.number().int().nullable(),
     error: z.string().optional(),
+    failureReason: z.enum(['transformation_failed']).optional().meta({ description: 'Why the delivery failed without an attempt' }),
+    transformation: z
+      .object({ id: z.string(), error: z.object({ name: z.string(), message: z.string() }).nullable(), logs: z.array(z.string()) })
+      .optional()
+      .meta({ description: "The route's transformation: its error, if it failed, and its console lines" }),
     deliveredAt: timestamp.nullable(),
     createdAt: timestamp,
   })

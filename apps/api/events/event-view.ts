@@ -30,6 +30,8 @@ export function deliveryView(row: DeliveryRecord) {
     latency: row.latencyMs,
     statusCode: row.statusCode,
     ...(row.error === null ? {} : { error: row.error }),
+    ...(row.failureReason === null ? {} : { failureReason: row.failureReason }),
+    ...(row.transformation === null ? {} : { transformation: JSON.parse(row.transformation) as unknown }),
     deliveredAt: isoTime(row.deliveredAt),
     createdAt: isoTime(row.createdAt),
   };

@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   'REQUEST_TIMEOUT',
   'DUPLICATE_SLUG',
   'DUPLICATE_ROUTE',
+  'DUPLICATE_NAME',
+  'IN_USE',
   'IMPORT_CONFLICT',
   'LAST_ADMIN_KEY',
   'REPLAY_FINISHED',
@@ -73,7 +75,7 @@ export const ERROR_RESPONSES: Record<number, { description: string; example: Err
     example: { error: 'Not Found', message: 'Source src_01JDQ4Z6W8K3M5N7P9R1T3V5X7 not found', code: 'RESOURCE_NOT_FOUND' },
   },
   409: {
-    description: 'Conflicts with what exists (DUPLICATE_SLUG, DUPLICATE_ROUTE, IMPORT_CONFLICT, LAST_ADMIN_KEY, REPLAY_FINISHED, LIMIT_REACHED), or a stored payload that cannot be opened (PAYLOAD_UNREADABLE); nothing changed',
+    description: 'Conflicts with what exists (DUPLICATE_SLUG, DUPLICATE_ROUTE, DUPLICATE_NAME, IN_USE, IMPORT_CONFLICT, LAST_ADMIN_KEY, REPLAY_FINISHED, LIMIT_REACHED), or a stored payload that cannot be opened (PAYLOAD_UNREADABLE); nothing changed',
     example: { error: 'Conflict', message: 'A source with slug "github" already exists', code: 'DUPLICATE_SLUG' },
   },
   410: {

@@ -121,7 +121,7 @@ describe('OpenAPI document', () => {
 
 describe('checking answers against the document', () => {
   const check = createResponseChecker(openApiDocument());
-  const route = { id: 'rte_1', sourceId: 'src_1', destinationId: 'dst_1', enabled: true, filter: null, createdAt: '2026-11-23T18:00:00.000Z' };
+  const route = { id: 'rte_1', sourceId: 'src_1', destinationId: 'dst_1', enabled: true, filter: null, transformationId: null, delaySeconds: 0, createdAt: '2026-11-23T18:00:00.000Z' };
 
   it('accepts an answer that fits', () => {
     expect(check('GET', '/api/routes/rte_1', { status: 200, contentType: 'application/json', body: route, text: '' })).to.deep.equal([]);

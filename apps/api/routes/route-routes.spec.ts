@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import { created, startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
 
-const ROUTE_KEYS = ['id', 'sourceId', 'destinationId', 'enabled', 'filter', 'createdAt'];
+const ROUTE_KEYS = ['id', 'sourceId', 'destinationId', 'enabled', 'filter', 'transformationId', 'delaySeconds', 'createdAt'];
 const UNKNOWN_ROUTE = 'rte_00000000000000000000000000';
 /** The relay's default bound on a source's enabled routes. */
 const MAX_ROUTES = 100;
@@ -25,11 +25,11 @@ describeEachStore('Routes API', (target) => {
     created(h.api, '/api/routes', { sourceId, destinationId, ...extra });
 
   describe('POST /api/routes', () => {
-    it('answers 201 with exactly {id, sourceId, destinationId, enabled, filter, createdAt}, enabled and unfiltered by default', async () => {
+    it('answers 201 with exactly {id, sourceId, destinationId, enabled, filter, transformationId, delaySeconds, createdAt}, enabled, unfiltered, untransformed and undelayed by default', async () => {
       const [source, destination] = [await newSource(), await newDestination()];
       const route = await newRoute(source.id, destination.id);
       expect(Object.keys(route)).to.have.members(ROUTE_KEYS);
-      expect(route).to.include({ sourceId: source.id, destinationId: destination.id, enabled: true, filter: null });
+      expect(route).to.include({ sourceId: source.id, destinationId: destination.id, enabled: true, filter: null, transformationId: null, delaySeconds: 0 });
       expect(route.id).to.match(/^rte_[0-9a-z]{26}$/);
       expect(route.createdAt).to.match(/^\d{4}-\d{2}-\d{2}T/);
     });

@@ -16,12 +16,14 @@ const filter = routeFilterSchema.optional().meta({
   description: 'A route filter (DESIGN section 6) matched against {body, headers, query, path}, or null for none; at most 10 KB, depth 10',
   example: { body: { type: { $in: ['order.created', 'order.paid'] } } },
 });
-const createSchema = z.strictObject({ sourceId: idText, destinationId: idText, enabled: z.boolean().optional(), filter });
+const transformationId = idText.nullable().optional().meta({ description: "The transformation the route's requests go through (in this organization), or null for none", example: 'trs_01JDQ4ZF5H7K9M1P3R5T7V9X1Z' });
+const delaySeconds = z.int().min(0).max(86_400).optional().meta({ description: "Deliveries are not attempted before the event's receipt plus this many seconds (default 0)", example: 0 });
+const createSchema = z.strictObject({ sourceId: idText, destinationId: idText, enabled: z.boolean().optional(), filter, transformationId, delaySeconds });
 /**
  * Only `enabled` and `filter` change; the two ends of a route are its identity (delete and recreate to move
  * it). They may be repeated unchanged, so a fetched route can be sent back.
  */
-const patchSchema = z.strictObject({ sourceId: idText.optional(), destinationId: idText.optional(), enabled: z.boolean().optional(), filter });
+const patchSchema = z.strictObject({ sourceId: idText.optional(), destinationId: idText.optional(), enabled: z.boolean().optional(), filter, transformationId, delaySeconds });
 
 const routeViewSchema = z
   .object({
@@ -30,6 +32,8 @@ const routeViewSchema = z
     destinationId: z.string(),
     enabled: z.boolean(),
     filter: z.record(z.string(), z.unknown()).nullable(),
+    transformationId: z.string().nullable(),
+    delaySeconds: z.int(),
     createdAt: timestamp,
   })
   .meta({ id: 'Route' });
@@ -40,6 +44,8 @@ const routeExample = {
   destinationId: 'dst_01JDQ4ZB2C4E6G8J0K2M4P6R8T',
   enabled: true,
   filter: { body: { type: { $in: ['order.created', 'order.paid'] } } },
+  transformationId: null,
+  delaySeconds: 0,
   createdAt: EXAMPLE_TIME,
 };
 

@@ -8,12 +8,16 @@ import type { ApiDeps } from '../api-deps.js';
 import { isoTime } from '../../../libs/time/iso-time.js';
 import type { RouteFilter } from './route-filter-schema.js';
 import { enableRoute, insertEnabledRoute } from '../../../libs/routing/route-limit.js';
+import type { SqlClient } from '../../../libs/store/sql-client.js';
+import { getTransformation } from '../../../libs/transformations/transformations.js';
 
 export interface CreateRouteInput {
   sourceId: string;
   destinationId: string;
   enabled?: boolean;
   filter?: RouteFilter;
+  transformationId?: string | null;
+  delaySeconds?: number;
 }
 
 function routeView(row: RouteRow) {
@@ -23,6 +27,8 @@ function routeView(row: RouteRow) {
     destinationId: row.destinationId,
     enabled: row.enabled,
     filter: row.filter,
+    transformationId: row.transformationId,
+    delaySeconds: row.delaySeconds,
     createdAt: isoTime(row.createdAt),
   };
 }
@@ -31,6 +37,11 @@ async function requireRoute(deps: ApiDeps, tenant: Tenant, id: string): Promise<
   const row = await deps.store.routes.get(tenant.org.id, id);
   if (!row) throw new NotFoundError(`Route ${id} not found`);
   return row;
+}
+
+/** A route's transformation must be one of its organization's. */
+async function requireRouteTransformation(sql: SqlClient, orgId: string, id: string | null | undefined): Promise<void> {
+  if (id && !(await getTransformation(sql, orgId, id))) throw new NotFoundError(`Transformation ${id} not found`);
 }
 
 const duplicateRoute = () => new ConflictError('DUPLICATE_ROUTE', 'A route between this source and destination already exists');
@@ -42,6 +53,7 @@ export async function createRoute(deps: ApiDeps, tenant: Tenant, input: CreateRo
   if (!(await deps.store.destinations.get(orgId, input.destinationId))) {
     throw new NotFoundError(`Destination ${input.destinationId} not found`);
   }
+  await requireRouteTransformation(deps.store.sql, orgId, input.transformationId);
   if (await deps.store.routes.findOneBy(orgId, { sourceId: input.sourceId, destinationId: input.destinationId })) throw duplicateRoute();
   const row: RouteRow = {
     id: newId('rte'),
@@ -50,6 +62,8 @@ export async function createRoute(deps: ApiDeps, tenant: Tenant, input: CreateRo
     destinationId: input.destinationId,
     enabled: input.enabled ?? true,
     filter: input.filter ?? null,
+    transformationId: input.transformationId ?? null,
+    delaySeconds: input.delaySeconds ?? 0,
     createdAt: deps.now(),
   };
   try {
@@ -80,9 +94,11 @@ export interface PatchRouteInput {
   destinationId?: string;
   enabled?: boolean;
   filter?: RouteFilter;
+  transformationId?: string | null;
+  delaySeconds?: number;
 }
 
-export async function updateRoute(deps: ApiDeps, tenant: Tenant, id: string, { sourceId, destinationId, enabled, filter }: PatchRouteInput) {
+export async function updateRoute(deps: ApiDeps, tenant: Tenant, id: string, { sourceId, destinationId, enabled, filter, transformationId, delaySeconds }: PatchRouteInput) {
   const current = await requireRoute(deps, tenant, id);
   const moved = [
     ...(sourceId !== undefined && sourceId !== current.sourceId ? ['sourceId'] : []),
@@ -94,9 +110,10 @@ export async function updateRoute(deps: ApiDeps, tenant: Tenant, id: string, { s
       moved.map((field) => ({ field, message: 'is immutable after creation' })),
     );
   }
-  if (enabled === undefined && filter === undefined) return routeView(current);
-  if (enabled && !current.enabled) await enableRoute(deps.store.sql, current, filter, deps.maxRoutesPerSource);
-  else await deps.store.routes.update(tenant.org.id, id, { enabled, filter });
+  if (enabled === undefined && filter === undefined && transformationId === undefined && delaySeconds === undefined) return routeView(current);
+  await requireRouteTransformation(deps.store.sql, tenant.org.id, transformationId);
+  if (enabled && !current.enabled) await enableRoute(deps.store.sql, current, { filter, transformationId, delaySeconds }, deps.maxRoutesPerSource);
+  else await deps.store.routes.update(tenant.org.id, id, { enabled, filter, transformationId, delaySeconds });
   const updated = await deps.store.routes.get(tenant.org.id, id);
   if (!updated) throw new NotFoundError(`Route ${id} not found`);
   await deps.announce({ kind: 'route', action: 'updated', orgId: tenant.org.id, id });
