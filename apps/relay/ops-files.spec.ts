@@ -9,6 +9,7 @@ import { createLogger } from '../../libs/logging/logger.js';
 import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import { metricNamesInGrafanaVariable, metricNamesInPromql, seriesNamesInExposition } from '../../libs/testing/ops-metric-names.js';
 import { startRelay, type RunningRelay } from './relay.js';
+import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
@@ -66,7 +67,7 @@ describe('ops files (Prometheus, Grafana, docker compose) against a running rela
 
   before(async function () {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-ops-'));
-    relay = await startRelay(loadConfig({ PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: dataDir }), { logger: createLogger({ level: 'silent' }) });
+    relay = await startRelay(loadConfig({ ...TEST_RELAY_ENV, PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: dataDir }), { logger: createLogger({ level: 'silent' }) });
     const response = await fetch(`${relay.url}/metrics`);
     expect(response.status).to.equal(200);
     exposed = seriesNamesInExposition(await response.text());

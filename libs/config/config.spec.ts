@@ -63,4 +63,11 @@ describe('loadConfig', function () {
       });
     }
   });
+
+  describe('RELAY_BLOCK_PRIVATE_DESTINATIONS', function () {
+    it('refuses private destinations by default; false allows them', function () {
+      expect(loadConfig({}).blockPrivateDestinations).to.equal(true);
+      expect(loadConfig({ RELAY_BLOCK_PRIVATE_DESTINATIONS: 'false' }).blockPrivateDestinations).to.equal(false);
+    });
+  });
 });

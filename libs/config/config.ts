@@ -171,7 +171,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     // At most the deliverer's places per destination (64), which a source's window could never exceed.
     maxInFlightPerSource: integer(env, 'RELAY_MAX_IN_FLIGHT_PER_SOURCE', 64, 1, 64),
     trustProxy: integer(env, 'RELAY_TRUST_PROXY', 0, 0, 10),
-    blockPrivateDestinations: bool(env, 'RELAY_BLOCK_PRIVATE_DESTINATIONS', false),
+    blockPrivateDestinations: bool(env, 'RELAY_BLOCK_PRIVATE_DESTINATIONS', true),
     payloadRetentionDays: integer(env, 'RELAY_PAYLOAD_RETENTION_DAYS', 30, 1, 3650),
     eventRetentionDays: integer(env, 'RELAY_EVENT_RETENTION_DAYS', 90, 1, 3650),
     metricsToken: read(env, 'RELAY_METRICS_TOKEN'),

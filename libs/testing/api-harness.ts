@@ -5,6 +5,7 @@ import { createLogger } from '../logging/logger.js';
 import { createSecretBox, type SecretBox } from '../secrets/secret-box.js';
 import { apiClient, type ApiCall } from './api-client.js';
 import type { StoreTarget } from './store-targets.js';
+import { TEST_RELAY_ENV } from './test-relay-env.js';
 import { startRelay, type RelayOptions, type RunningRelay } from '../../apps/relay/relay.js';
 
 /** A running relay on one store backend with two organizations, A and B, each with its own key. */
@@ -60,12 +61,15 @@ export async function createdId(api: ApiCall, path: string, body: unknown): Prom
 export interface ApiHarnessOptions extends Omit<RelayOptions, 'logger'> {
   /** `api` (default): the api role alone, for suites that only call the API; `all` for those that ingest or deliver too. */
   role?: 'api' | 'all';
+  /** Settings over the harness's own; a variable set to undefined takes the relay's default. */
+  env?: Record<string, string | undefined>;
 }
 
 export async function startApiHarness(mocha: Context, target: StoreTarget, options: ApiHarnessOptions = {}): Promise<ApiHarness> {
-  const { role = 'api', ...relayOptions } = options;
+  const { role = 'api', env = {}, ...relayOptions } = options;
   const location = await target.prepare(mocha);
   const config = loadConfig({
+    ...TEST_RELAY_ENV,
     PORT: '0',
     HOST: '127.0.0.1',
     RELAY_DATA_DIR: location.dataDir,
@@ -77,6 +81,7 @@ export async function startApiHarness(mocha: Context, target: StoreTarget, optio
     RELAY_ROLE: role,
     // The API suites check the API, not the pipeline threads (those have suites of their own).
     RELAY_THREADS: '1',
+    ...env,
   });
   const logger = createLogger({ level: 'silent' });
   let relay = await startRelay(config, { ...relayOptions, logger });

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Role } from '../config/config.js';
+import { TEST_RELAY_ENV } from './test-relay-env.js';
 
 /**
  * The relay as an operator runs it: `node apps/relay/main.ts --role <role>` in a process of its own
@@ -58,7 +59,7 @@ export async function startRelayProcess(role: Role, env: Record<string, string>,
   const entry = options.compiled ? [COMPILED_MAIN] : ['--import', 'tsx', MAIN];
   const child = spawn(process.execPath, [...(options.execArgv ?? []), ...entry, '--role', role], {
     cwd: ROOT,
-    env: { ...inherited, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: { ...inherited, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...TEST_RELAY_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const killOnExit = () => child.kill('SIGKILL');
