@@ -51,8 +51,8 @@ describe('Ingest dedup on the embedded default', () => {
   it('shows the keys it holds in memory on /metrics', async () => {
     const api = await start();
     const indexKeys = async () => {
-      const metrics = await api('GET', '/metrics', { key: null });
-      const line = metrics.text.split('\n').find((l) => l.startsWith('relay_dedup_index_keys '));
+      const metrics = await (await fetch(`${relay!.metricsUrl}/metrics`)).text();
+      const line = metrics.split('\n').find((l) => l.startsWith('relay_dedup_index_keys '));
       return Number(line?.split(' ')[1]);
     };
     const source = await api('POST', '/api/sources', { body: { name: 'Code host', slug: 'codehost', provider: 'codehost', dedupEnabled: true } });

@@ -47,6 +47,10 @@ export interface Config {
   payloadRetentionDays: number;
   eventRetentionDays: number;
   metricsToken?: string;
+  /** METRICS_PORT: `/metrics` is served on this port of its own, not the ingest and API port (0: a free one); `off` serves it nowhere. */
+  metricsPort: number | 'off';
+  /** METRICS_HOST: the address the metrics port listens on. */
+  metricsHost: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shutdownTimeoutMs: number;
 }
@@ -103,6 +107,11 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(name, `expected true or false, got "${raw}"`);
+}
+
+/** METRICS_PORT: a port, or `off`. */
+function metricsPort(env: Env): number | 'off' {
+  return read(env, 'METRICS_PORT')?.toLowerCase() === 'off' ? 'off' : integer(env, 'METRICS_PORT', 9464, 0, 65535);
 }
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {
@@ -175,6 +184,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     payloadRetentionDays: integer(env, 'RELAY_PAYLOAD_RETENTION_DAYS', 30, 1, 3650),
     eventRetentionDays: integer(env, 'RELAY_EVENT_RETENTION_DAYS', 90, 1, 3650),
     metricsToken: read(env, 'RELAY_METRICS_TOKEN'),
+    metricsPort: metricsPort(env),
+    // Loopback unless asked: the metrics name every organization's destinations.
+    metricsHost: read(env, 'METRICS_HOST') ?? '127.0.0.1',
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     shutdownTimeoutMs: integer(env, 'RELAY_SHUTDOWN_TIMEOUT_MS', 15000, 0, 600000),
     ...overrides,
