@@ -25,7 +25,8 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 RUN mkdir -p /data && chown node:node /data
 USER node
-EXPOSE 8080
+# 8080: ingest and API; 9464: /metrics (METRICS_PORT, on loopback unless METRICS_HOST says otherwise).
+EXPOSE 8080 9464
 # main.ts handles SIGTERM (graceful close within RELAY_SHUTDOWN_TIMEOUT_MS); exec form keeps node the
 # process that receives it.
 CMD ["node", "dist/apps/relay/main.js"]

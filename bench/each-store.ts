@@ -5,6 +5,7 @@ import { startRelay, type RunningRelay } from '../apps/relay/relay.js';
 import { loadConfig } from '../libs/config/config.js';
 import { createLogger } from '../libs/logging/logger.js';
 import { createTestDatabase, postgresUnavailableReason } from '../libs/testing/postgres.js';
+import { TEST_RELAY_ENV } from '../libs/testing/test-relay-env.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -39,7 +40,7 @@ export async function forEachStoreRelay(
     const dataDir = (store === 'sqlite' && reuse.sqliteDataDir) || fs.mkdtempSync(path.join(os.tmpdir(), 'relay-bench-'));
     const database = store === 'postgres' && !reuse.postgresUrl ? await createTestDatabase() : undefined;
     const databaseUrl = store === 'postgres' ? (reuse.postgresUrl ?? database!.url) : undefined;
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, ...env });
+    const config = loadConfig({ ...TEST_RELAY_ENV, PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, ...env });
     const relay = await startRelay(config, { logger: createLogger({ level: 'silent' }) });
     try {
       await bench(relay, store);

@@ -1,4 +1,5 @@
 import type { OutgoingMessage } from '../../libs/broker/broker.js';
+import type { CheckTarget } from '../../libs/delivery/allowed-target.js';
 import type { HttpSender } from '../../libs/delivery/send-request.js';
 import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import type { Logger } from '../../libs/logging/logger.js';
@@ -37,6 +38,8 @@ export interface ApiDeps {
   httpSender: HttpSender;
   /** Runs transformations: validates saved code, `POST /api/transformations/test`, and replays. */
   transformations: TransformationRunner;
+  /** Refuses private and metadata targets when they are saved (RELAY_BLOCK_PRIVATE_DESTINATIONS). */
+  checkTarget: CheckTarget;
   /** Tells the replay runner a job was created, so it starts without waiting for its next look. */
   wakeReplays(): void;
   /** Each key's request rate in this process (RELAY_API_REQUESTS_PER_SECOND). */

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { probeOperations } from '../../libs/http/probe-router.js';
-import { metricsOperation } from '../../libs/metrics/metrics-router.js';
 import { ingestOperation } from './openapi/ingest-operation.js';
 import { defineOperation, type ApiOperation } from './api-operation.js';
 import { destinationOperations } from './destinations/destination-routes.js';
@@ -18,7 +17,7 @@ let document: ReturnType<typeof buildOpenApiDocument> | undefined;
 
 /** The document of every endpoint the relay serves, built once. */
 export function openApiDocument() {
-  return (document ??= buildOpenApiDocument([...API_OPERATIONS, ingestOperation, ...probeOperations, metricsOperation]));
+  return (document ??= buildOpenApiDocument([...API_OPERATIONS, ingestOperation, ...probeOperations]));
 }
 
 const openApiOperation = defineOperation({

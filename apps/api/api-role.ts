@@ -1,4 +1,5 @@
 import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
+import { createTargetCheck } from '../../libs/delivery/allowed-target.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
 import { createRouteTargets } from '../../libs/routing/route-targets.js';
@@ -11,6 +12,7 @@ import { createKeyAuthenticator } from '../../libs/keys/key-authenticator.js';
 import { createReplayRunner, replayStepSize } from './replays/replay-runner.js';
 import { replayJobEvents } from './replays/replay-service.js';
 import { createKeyRateLimits } from './key-rate-limits.js';
+import { TEST_ANSWER_BODY_BYTES } from './destinations/destination-test.js';
 
 export interface ApiRoleOptions {
   /** Event ids a replay job copies into its snapshot per step (the runner's default when not given). */
@@ -30,7 +32,8 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
     const routeTargets = createRouteTargets(store.sql);
     // The breaker states deliverers announce, this process's own included.
     const circuits = new Map<string, CircuitState>();
-    const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations });
+    // Destination tests only: their answers show at most the first TEST_ANSWER_BODY_BYTES of a body.
+    const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations, responseBodyLimitBytes: TEST_ANSWER_BODY_BYTES });
     const transformSandbox = await createTransformSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
     const transformations = transformationRunner({ sandbox: transformSandbox, secrets, limits, metrics });
     const replayDeps = {
@@ -58,6 +61,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       logger,
       announce,
       httpSender,
+      checkTarget: createTargetCheck({ blockPrivateDestinations: config.blockPrivateDestinations }),
       circuitState: (destinationId) => circuits.get(destinationId) ?? 'closed',
       wakeReplays: () => replayRunner.wake(),
       keyRateLimits: createKeyRateLimits({ requestsPerSecond: config.apiRequestsPerSecond, now: options.clock }),

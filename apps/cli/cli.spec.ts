@@ -5,6 +5,7 @@ import { apiClient } from '../../libs/testing/api-client.js';
 import { describeEachStore, type StoreLocation } from '../../libs/testing/store-targets.js';
 import { startRelay } from '../relay/relay.js';
 import { runCli, STACK_FRAME } from '../../libs/testing/cli-runner.js';
+import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 describeEachStore('relay CLI', (target) => {
   let location: StoreLocation & { cleanup(): Promise<void> };
@@ -62,6 +63,7 @@ describeEachStore('relay CLI', (target) => {
     expect(key).to.match(/^rk_[A-Za-z0-9_-]{32}$/);
 
     const config = loadConfig({
+      ...TEST_RELAY_ENV,
       PORT: '0',
       HOST: '127.0.0.1',
       RELAY_DATA_DIR: location.dataDir,

@@ -9,6 +9,7 @@ import { startRelay } from '../relay/relay.js';
 import { runCli } from '../../libs/testing/cli-runner.js';
 import { eventsInSearchIndex, loseSearchIndex } from '../../libs/testing/store-fixtures.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
+import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 const API_KEY = 'search-rebuild-key-0123456789';
 
@@ -33,7 +34,7 @@ describeEachStore('relay search rebuild', (target) => {
     this.timeout(60_000);
     location = await target.prepare(this);
     // An existing data directory: events a relay stored and indexed, then the relay stopped.
-    const env = { PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: location.dataDir, DATABASE_URL: location.databaseUrl, RELAY_API_KEY: API_KEY };
+    const env = { ...TEST_RELAY_ENV, PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: location.dataDir, DATABASE_URL: location.databaseUrl, RELAY_API_KEY: API_KEY };
     const relay = await startRelay(loadConfig(env), { logger: createLogger({ level: 'silent' }) });
     try {
       const api = apiClient(relay.url, API_KEY);

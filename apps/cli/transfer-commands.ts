@@ -1,5 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Config } from '../../libs/config/config.js';
+import { createTargetCheck } from '../../libs/delivery/allowed-target.js';
 import { ValidationError } from '../../libs/errors/errors.js';
 import { loadOrCreateKeyFile } from '../../libs/secrets/key-file.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
@@ -36,7 +37,12 @@ export type TransferCommand = (store: Store, flags: CommandFlags, config: Config
 
 /** The same domain functions as the API, with the secrets the relay itself would use. */
 async function transferDeps(store: Store, config: Config): Promise<TransferDeps> {
-  return { store, secrets: createSecretBox(config.encryptionKey ?? (await loadOrCreateKeyFile(config.dataDir))), now: Date.now };
+  return {
+    store,
+    secrets: createSecretBox(config.encryptionKey ?? (await loadOrCreateKeyFile(config.dataDir))),
+    now: Date.now,
+    checkTarget: createTargetCheck({ blockPrivateDestinations: config.blockPrivateDestinations }),
+  };
 }
 
 /** `--org`, or the relay's own organization (`RELAY_ORG`). */

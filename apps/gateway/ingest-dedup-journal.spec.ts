@@ -6,6 +6,7 @@ import { startRelay, type RunningRelay } from '../relay/relay.js';
 import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { apiClient } from '../../libs/testing/api-client.js';
+import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 const API_KEY = 'restart-test-key-0123456789';
 
@@ -14,7 +15,7 @@ describe('Ingest dedup on the embedded default', () => {
   let dataDir: string;
   let relay: RunningRelay | undefined;
   const start = async () => {
-    relay = await startRelay(loadConfig({ PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: dataDir, RELAY_API_KEY: API_KEY }), { logger: createLogger({ level: 'silent' }) });
+    relay = await startRelay(loadConfig({ ...TEST_RELAY_ENV, PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: dataDir, RELAY_API_KEY: API_KEY }), { logger: createLogger({ level: 'silent' }) });
     return apiClient(relay.url, API_KEY);
   };
   const restart = async () => {
@@ -50,8 +51,8 @@ describe('Ingest dedup on the embedded default', () => {
   it('shows the keys it holds in memory on /metrics', async () => {
     const api = await start();
     const indexKeys = async () => {
-      const metrics = await api('GET', '/metrics', { key: null });
-      const line = metrics.text.split('\n').find((l) => l.startsWith('relay_dedup_index_keys '));
+      const metrics = await (await fetch(`${relay!.metricsUrl}/metrics`)).text();
+      const line = metrics.split('\n').find((l) => l.startsWith('relay_dedup_index_keys '));
       return Number(line?.split(' ')[1]);
     };
     const source = await api('POST', '/api/sources', { body: { name: 'Code host', slug: 'codehost', provider: 'codehost', dedupEnabled: true } });

@@ -7,6 +7,7 @@ import { created } from '../../libs/testing/api-harness.js';
 import { startRelay, type RunningRelay } from '../relay/relay.js';
 import { expectRefused } from '../../libs/testing/ingest-harness.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
+import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 const API_KEY = 'test-key-trusted-proxy-0001';
 // The address filter does not touch the store: one backend is enough.
@@ -22,6 +23,7 @@ describe('Ingest IP filter behind a trusted proxy (RELAY_TRUST_PROXY=1) [sqlite]
   before(async function () {
     location = await sqlite.prepare(this);
     const config = loadConfig({
+      ...TEST_RELAY_ENV,
       PORT: '0',
       HOST: '127.0.0.1',
       RELAY_DATA_DIR: location.dataDir,

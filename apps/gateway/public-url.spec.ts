@@ -7,6 +7,7 @@ import { startForwardingProxy, type ForwardingProxy } from '../../libs/testing/f
 import { describeEachStore, type StoreTarget } from '../../libs/testing/store-targets.js';
 import { created } from '../../libs/testing/api-harness.js';
 import { startRelay, type RunningRelay } from '../relay/relay.js';
+import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 const API_KEY = 'test-key-public-url-0001';
 const AUTH_TOKEN = 'telecom-auth-token-0123456789abcdef';
@@ -18,6 +19,7 @@ async function startBehindProxy(mocha: Mocha.Context, target: StoreTarget, env: 
   const location = await target.prepare(mocha);
   const relay = await startRelay(
     loadConfig({
+      ...TEST_RELAY_ENV,
       PORT: '0',
       HOST: '127.0.0.1',
       RELAY_DATA_DIR: location.dataDir,

@@ -9,6 +9,7 @@ import { startRelayProcess, type RelayProcess } from '../../libs/testing/relay-c
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 import { describeEachStore, type StoreLocation, type StoreTarget } from '../../libs/testing/store-targets.js';
 import { startRelay, type RunningRelay } from './relay.js';
+import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 const BOOTSTRAP_KEY = 'bootstrap-spec-relay-api-key-0123';
 const ENCRYPTION_KEY = Buffer.alloc(32, 5).toString('base64');
@@ -41,7 +42,7 @@ describeEachStore('a revoked RELAY_API_KEY stays revoked across restarts', (targ
     }),
   });
   const start = () =>
-    startRelay(loadConfig({ ...storeEnv(location), PORT: '0', HOST: '127.0.0.1', RELAY_ROLE: 'api', RELAY_THREADS: '1', RELAY_API_KEY: BOOTSTRAP_KEY, RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY }), { logger });
+    startRelay(loadConfig({ ...TEST_RELAY_ENV, ...storeEnv(location), PORT: '0', HOST: '127.0.0.1', RELAY_ROLE: 'api', RELAY_THREADS: '1', RELAY_API_KEY: BOOTSTRAP_KEY, RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY }), { logger });
 
   before(async function () {
     this.timeout(60_000);

@@ -71,7 +71,7 @@ describeEachBackend('a destination that answers 410 Gone', (target) => {
     });
     expect(receiver.requests).to.have.length(2);
 
-    const exposition = await (await fetch(`${suite.harness.relay.url}/metrics`)).text();
+    const exposition = await (await fetch(`${suite.harness.relay.metricsUrl}/metrics`)).text();
     expect(exposition).to.include(`relay_destinations_gone_total{destination="${destination.body.id}"} 1`);
     expect(exposition).to.match(/relay_dead_letters_total\{reason="destination_gone"\} 1/);
   });

@@ -12,6 +12,7 @@ import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
 import { created } from '../../libs/testing/api-harness.js';
 import { startRelay, type RunningRelay } from './relay.js';
+import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 /** The same 20,000 on each store (quiet machine: 17 s on SQLite, 43 s on PostgreSQL, whose store checks are query rounds). */
 const REQUESTS = 20_000;
@@ -40,6 +41,7 @@ describeEachStore('Hostile input over every endpoint', (target) => {
     sink = await startHttpSink();
     relay = await startRelay(
       loadConfig({
+        ...TEST_RELAY_ENV,
         PORT: '0',
         HOST: '127.0.0.1',
         RELAY_DATA_DIR: location.dataDir,

@@ -22,7 +22,8 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env, values.role ? { role: values.role as Role } : {});
   const logger = createLogger({ level: config.logLevel });
   const relay = await startRelay(config, { logger });
-  logger.info({ url: relay.url, role: config.role, org: relay.bootstrap.org.slug }, `relay listening on ${relay.url}`);
+  const metricsAt = relay.metricsUrl ? `${relay.metricsUrl}/metrics` : 'off (METRICS_PORT)';
+  logger.info({ url: relay.url, metricsUrl: relay.metricsUrl, role: config.role, org: relay.bootstrap.org.slug }, `relay listening on ${relay.url}, metrics on ${metricsAt}`);
   if (relay.bootstrap.createdKey) {
     process.stdout.write(
       `\nAPI key for organization "${relay.bootstrap.org.slug}" (shown once, store it now):\n  ${relay.bootstrap.createdKey}\n` +

@@ -9,6 +9,7 @@ import { createLogger } from '../../libs/logging/logger.js';
 import { createRelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import { metricNamesInGrafanaVariable, metricNamesInPromql, seriesNamesInExposition } from '../../libs/testing/ops-metric-names.js';
 import { startRelay, type RunningRelay } from './relay.js';
+import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
@@ -66,8 +67,8 @@ describe('ops files (Prometheus, Grafana, docker compose) against a running rela
 
   before(async function () {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-ops-'));
-    relay = await startRelay(loadConfig({ PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: dataDir }), { logger: createLogger({ level: 'silent' }) });
-    const response = await fetch(`${relay.url}/metrics`);
+    relay = await startRelay(loadConfig({ ...TEST_RELAY_ENV, PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: dataDir }), { logger: createLogger({ level: 'silent' }) });
+    const response = await fetch(`${relay.metricsUrl}/metrics`);
     expect(response.status).to.equal(200);
     exposed = seriesNamesInExposition(await response.text());
   });
@@ -160,13 +161,14 @@ describe('ops files (Prometheus, Grafana, docker compose) against a running rela
       }
     });
 
-    it('has Prometheus scrape each relay service with its role as a label', function () {
+    it('has Prometheus scrape each relay service on its metrics port, open to the compose network, with its role as a label', function () {
       const prometheus = readYaml('ops/prometheus/prometheus.yml');
       const scraped = new Map<string, string>();
       for (const job of prometheus.scrape_configs.filter((job: any) => job.job_name === 'relay')) {
         for (const group of job.static_configs) for (const target of group.targets) scraped.set(target, group.labels.role);
       }
-      const expected = new Map(relayServices.map(([name, service]) => [`${name}:8080`, roleOf(service)]));
+      const expected = new Map(relayServices.map(([name, service]) => [`${name}:9464`, roleOf(service)]));
+      for (const [name, service] of relayServices) expect(service.environment, name).to.include({ METRICS_HOST: '0.0.0.0' }).and.not.have.key('METRICS_PORT');
       expect(Object.fromEntries(scraped)).to.deep.equal(Object.fromEntries(expected));
     });
 

@@ -102,7 +102,7 @@ for (const store of STORE_TARGETS) describe(`One organization's expensive events
     const scrapes: { status: number; ms: number }[] = [];
     while (!done) {
       const started = performance.now();
-      const answer = await fetch(`${harness.relay.url}/metrics`);
+      const answer = await fetch(`${harness.relay.metricsUrl}/metrics`);
       await answer.text();
       scrapes.push({ status: answer.status, ms: Math.round(performance.now() - started) });
       await sleep(500);

@@ -124,7 +124,7 @@ describeEachBackend('a hanging destination does not slow another destination of 
 
     // The scenario happened: the bad destination's requests hung until its timeout and its circuit opened,
     // after which its jobs wait in its paused topic instead of being sent into the hang one after another.
-    const metrics = await (await fetch(`${suite.harness.relay.url}/metrics`)).text();
+    const metrics = await (await fetch(`${suite.harness.relay.metricsUrl}/metrics`)).text();
     expect(sampleSum(metrics, 'relay_circuit_state', { destination: badId, state: 'open' }), 'circuit of the hanging destination').to.equal(1);
     // Each request it received (after the probe) hung until the timeout and is recorded as such, and
     // every other delivery of the phase is held unattempted: the ledger has all of them and no attempt

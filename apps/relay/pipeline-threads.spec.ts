@@ -76,13 +76,13 @@ describeEachBackend('a relay on pipeline threads', (target) => {
   });
 
   it("serves one /metrics: the main thread's ingest counts beside the pipeline threads' attempts, process metrics once", async () => {
-    const text = await (await fetch(`${harness.relay.url}/metrics`)).text();
+    const text = await (await fetch(`${harness.relay.metricsUrl}/metrics`)).text();
     expect(sampleSum(text, 'relay_ingest_requests_total', { outcome: 'received' })).to.be.at.least(40);
     expect(sampleSum(text, 'relay_delivery_attempts_total')).to.be.at.least(40);
     expect(text.match(/^relay_process_cpu_seconds_total /gm)).to.have.length(1);
     // Each thread's heap apart, as the process's memory cannot tell them.
     for (const thread of ['main', 'pipeline-0', 'search-indexer']) expect(sampleSum(text, 'relay_thread_heap_used_bytes', { thread }), thread).to.be.above(1024 * 1024);
-    // The listening socket's accept queue, read by the thread that listens (this scrape's connection is accepted).
+    // The ingest port's accept queue, read by the thread that listens.
     expect(text.match(/^relay_http_accept_queue_connections.*$/gm)).to.deep.equal([`relay_http_accept_queue_connections{port="${harness.relay.port}"} 0`]);
   });
 

@@ -91,7 +91,7 @@ describeEachBackend('One bad webhook never stalls the pipeline', (target) => {
   const send = (topic: string, messages: OutgoingMessage[]) => suite.harness.relay.broker.producer().send(topic, messages);
 
   async function deadLetters(reason: string): Promise<number> {
-    const metrics = await (await fetch(`${suite.harness.relay.url}/metrics`)).text();
+    const metrics = await (await fetch(`${suite.harness.relay.metricsUrl}/metrics`)).text();
     return sampleSum(metrics, 'relay_dead_letters_total', { reason });
   }
 

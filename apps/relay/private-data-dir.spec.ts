@@ -7,6 +7,7 @@ import { createLogger } from '../../libs/logging/logger.js';
 import { describeEachBackend, type BackendLocation } from '../../libs/testing/backend-targets.js';
 import { startRelay } from './relay.js';
 import { TEST_API_KEY } from '../../libs/testing/relay-harness.js';
+import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
 
@@ -40,7 +41,7 @@ describeEachBackend('the data directory is private', (target) => {
   });
 
   async function startAndStop(dataDir: string): Promise<void> {
-    const env = { ...location.env, RELAY_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', RELAY_API_KEY: TEST_API_KEY };
+    const env = { ...TEST_RELAY_ENV, ...location.env, RELAY_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', RELAY_API_KEY: TEST_API_KEY };
     // Without RELAY_ENCRYPTION_KEY, so the key file is written too (the one file with Kafka and PostgreSQL).
     const relay = await startRelay(loadConfig(env), { logger });
     await relay.close();

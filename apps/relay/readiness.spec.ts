@@ -8,6 +8,7 @@ import { STORE_TARGETS } from '../../libs/testing/store-targets.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
 import { readinessCheck } from './readiness.js';
 import { startRelay, type RunningRelay } from './relay.js';
+import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 async function refusal(check: () => Promise<void>): Promise<RelayError> {
   try {
@@ -56,7 +57,7 @@ describe('/readyz on the Kafka adapter [Kafka mock cluster + SQLite]', function 
     const store = await STORE_TARGETS[0]!.prepare(this);
     cleanupStore = store.cleanup;
     kafka = await startKafkaMock();
-    const env = { RELAY_DATA_DIR: store.dataDir, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_MAX_WAIT_MS: String(MOCK_FETCH_WAIT_MS), PORT: '0', HOST: '127.0.0.1' };
+    const env = { ...TEST_RELAY_ENV, RELAY_DATA_DIR: store.dataDir, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_MAX_WAIT_MS: String(MOCK_FETCH_WAIT_MS), PORT: '0', HOST: '127.0.0.1' };
     relay = await startRelay(loadConfig(env), { logger: createLogger({ level: 'silent' }) });
   });
 

@@ -8,7 +8,7 @@ import type { PlanLimitTable } from '../../libs/config/plan-limits.js';
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import { createHttpApp } from '../../libs/http/http-app.js';
-import { startHttpServer } from '../../libs/http/http-server.js';
+import { startHttpServer, type RunningServer } from '../../libs/http/http-server.js';
 import { acceptQueueLength } from '../../libs/http/accept-queue.js';
 import { probeRouter } from '../../libs/http/probe-router.js';
 import { createLogger, type Logger } from '../../libs/logging/logger.js';
@@ -41,6 +41,8 @@ import { readinessCheck } from './readiness.js';
 export interface RunningRelay {
   url: string;
   port: number;
+  /** Where `/metrics` is served (METRICS_PORT, METRICS_HOST); undefined when METRICS_PORT is `off`. */
+  metricsUrl?: string;
   store: Store;
   broker: Broker;
   bootstrap: BootstrapResult;
@@ -208,6 +210,15 @@ function portInUse(error: unknown, config: Pick<Config, 'host' | 'port'>): unkno
   return new ConfigError('PORT', `${config.host}:${config.port} is already in use by another process; stop it or set another PORT`);
 }
 
+/**
+ * `/metrics` on a port of its own (DESIGN 7, Hardening): the metrics name every organization's
+ * destinations, so they are not served where providers and API clients reach the relay.
+ */
+async function startMetricsServer(config: Config, registry: Parameters<typeof metricsRouter>[0], logger: Logger): Promise<RunningServer | undefined> {
+  if (config.metricsPort === 'off') return undefined;
+  return startHttpServer(createHttpApp([metricsRouter(registry, config.metricsToken)], logger), { port: config.metricsPort, host: config.metricsHost });
+}
+
 /** The composition root: wires config, store, broker and metrics into the roles this process runs. */
 export async function startRelay(config: Config, options: RelayOptions = {}): Promise<RunningRelay> {
   const logger = options.logger ?? createLogger({ level: config.logLevel });
@@ -240,7 +251,9 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
       ...(pipeline ? [{ name: 'pipeline threads', ping: () => pipeline.ping() }] : []),
     ]);
     const exposed = pipeline ? pipeline.metricsWith(metrics.registry) : metrics.registry;
-    const routers = [probeRouter(ready), metricsRouter(exposed, config.metricsToken), ...roles.flatMap((role) => role.routes ?? [])];
+    const metricsServer = await startMetricsServer(config, exposed, logger);
+    if (metricsServer) closers.push(() => metricsServer.close());
+    const routers = [probeRouter(ready), ...roles.flatMap((role) => role.routes ?? [])];
     const server = await startHttpServer(createHttpApp(routers, logger), { port: config.port, host: config.host }).catch((error: unknown) => {
       throw portInUse(error, config);
     });
@@ -252,7 +265,7 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     const gateway = roles.find((role): role is GatewayRole => role.name === 'gateway');
     // Last, once the relay listens: a start that fails creates no first key it could not print (issue 53, #11).
     const bootstrap = await bootstrapOrganization(store, config, logger);
-    return { url: server.url, port: server.port, store, broker, bootstrap, dedup: gateway?.dedup, endpoints, close: closers.closeAll };
+    return { url: server.url, port: server.port, metricsUrl: metricsServer?.url, store, broker, bootstrap, dedup: gateway?.dedup, endpoints, close: closers.closeAll };
   } catch (error) {
     await closers.closeAll();
     throw error;

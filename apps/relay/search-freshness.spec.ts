@@ -72,7 +72,7 @@ for (const store of STORE_TARGETS) describe(`Search keeps up with ingest, behind
 
     // The lag metric reads the same: the indexer publishes it after each pass.
     await waitFor('relay_search_index_lag_events at 0', async () => {
-      const text = await (await fetch(`${relay.url}/metrics`)).text();
+      const text = await (await fetch(`${relay.metricsUrl}/metrics`)).text();
       return text.includes('relay_search_index_lag_events ') && sampleSum(text, 'relay_search_index_lag_events') === 0 ? true : undefined;
     }, isDefined);
   });

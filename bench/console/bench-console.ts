@@ -22,6 +22,7 @@ import { createLogger } from '../../libs/logging/logger.js';
 import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { openChromium } from '../../libs/testing/browser.js';
 import { customerEmail, seedEvents } from '../api/seed-events.js';
+import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 const { values: args } = parseArgs({ options: { events: { type: 'string', default: '1000000' }, iterations: { type: 'string', default: '20' } } });
 const EVENTS = Number(args.events);
@@ -76,7 +77,7 @@ const figures = (times: number[]) => {
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-bench-console-'));
 const relay = await startRelay(
-  loadConfig({ PORT: '0', HOST: '127.0.0.1', RELAY_ROLE: 'api', RELAY_DATA_DIR: dataDir, RELAY_API_KEY: API_KEY, RELAY_ORG: 'bench', RELAY_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') }),
+  loadConfig({ ...TEST_RELAY_ENV, PORT: '0', HOST: '127.0.0.1', RELAY_ROLE: 'api', RELAY_DATA_DIR: dataDir, RELAY_API_KEY: API_KEY, RELAY_ORG: 'bench', RELAY_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') }),
   { logger: createLogger({ level: 'silent' }) },
 );
 const api = async (method: string, apiPath: string, body?: unknown) => {

@@ -25,6 +25,7 @@ import { verifySignature } from '../../libs/signatures/verify-signature.js';
 import type { VerificationConfig } from '../../libs/signatures/verification-config.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
+import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 export interface TargetReady {
   url: string;
@@ -172,6 +173,7 @@ const verifyRoute: ShellRoute = async (ctx) => {
 async function startEmbeddedRelay(role: 'all' | 'gateway'): Promise<{ ready: TargetReady; stop(): Promise<TargetReport> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-bench-'));
   const env = {
+    ...TEST_RELAY_ENV,
     PORT: '0',
     HOST: '127.0.0.1',
     RELAY_DATA_DIR: dataDir,

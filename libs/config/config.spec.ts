@@ -82,4 +82,26 @@ describe('loadConfig', function () {
       }
     });
   }
+
+  describe('RELAY_BLOCK_PRIVATE_DESTINATIONS', function () {
+    it('refuses private destinations by default; false allows them', function () {
+      expect(loadConfig({}).blockPrivateDestinations).to.equal(true);
+      expect(loadConfig({ RELAY_BLOCK_PRIVATE_DESTINATIONS: 'false' }).blockPrivateDestinations).to.equal(false);
+    });
+  });
+
+  describe('METRICS_PORT and METRICS_HOST', function () {
+    it('serve /metrics on 127.0.0.1:9464 by default; a port (0 for a free one) or off', function () {
+      expect(loadConfig({})).to.include({ metricsPort: 9464, metricsHost: '127.0.0.1' });
+      expect(loadConfig({ METRICS_PORT: '0' }).metricsPort).to.equal(0);
+      expect(loadConfig({ METRICS_PORT: 'Off' }).metricsPort).to.equal('off');
+      expect(loadConfig({ METRICS_HOST: '0.0.0.0' }).metricsHost).to.equal('0.0.0.0');
+    });
+
+    for (const bad of ['65536', '-1', 'none', '9464x']) {
+      it(`refuses METRICS_PORT "${bad}" at start with an error naming the variable`, function () {
+        expect(() => loadConfig({ METRICS_PORT: bad })).to.throw(ConfigError, /^METRICS_PORT: /);
+      });
+    }
+  });
 });

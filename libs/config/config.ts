@@ -47,6 +47,10 @@ export interface Config {
   payloadRetentionDays: number;
   eventRetentionDays: number;
   metricsToken?: string;
+  /** METRICS_PORT: `/metrics` is served on this port of its own, not the ingest and API port (0: a free one); `off` serves it nowhere. */
+  metricsPort: number | 'off';
+  /** METRICS_HOST: the address the metrics port listens on. */
+  metricsHost: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** RELAY_TRANSFORM_TIMEOUT_MS: a transformation's time per call. */
   transformTimeoutMs: number;
@@ -111,6 +115,11 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(name, `expected true or false, got "${raw}"`);
+}
+
+/** METRICS_PORT: a port, or `off`. */
+function metricsPort(env: Env): number | 'off' {
+  return read(env, 'METRICS_PORT')?.toLowerCase() === 'off' ? 'off' : integer(env, 'METRICS_PORT', 9464, 0, 65535);
 }
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {
@@ -179,10 +188,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     // At most the deliverer's places per destination (64), which a source's window could never exceed.
     maxInFlightPerSource: integer(env, 'RELAY_MAX_IN_FLIGHT_PER_SOURCE', 64, 1, 64),
     trustProxy: integer(env, 'RELAY_TRUST_PROXY', 0, 0, 10),
-    blockPrivateDestinations: bool(env, 'RELAY_BLOCK_PRIVATE_DESTINATIONS', false),
+    blockPrivateDestinations: bool(env, 'RELAY_BLOCK_PRIVATE_DESTINATIONS', true),
     payloadRetentionDays: integer(env, 'RELAY_PAYLOAD_RETENTION_DAYS', 30, 1, 3650),
     eventRetentionDays: integer(env, 'RELAY_EVENT_RETENTION_DAYS', 90, 1, 3650),
     metricsToken: read(env, 'RELAY_METRICS_TOKEN'),
+    metricsPort: metricsPort(env),
+    // Loopback unless asked: the metrics name every organization's destinations.
+    metricsHost: read(env, 'METRICS_HOST') ?? '127.0.0.1',
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     shutdownTimeoutMs: integer(env, 'RELAY_SHUTDOWN_TIMEOUT_MS', 15000, 0, 600000),
     apiRequestsPerSecond: integer(env, 'RELAY_API_REQUESTS_PER_SECOND', 100, 1, 1_000_000),

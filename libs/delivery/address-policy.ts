@@ -62,7 +62,8 @@ export class RefusedAddressError extends Error {
     readonly address: string,
     readonly refusal: AddressRefusal,
   ) {
-    super(`Refused to connect to ${host} (${address}): ${REFUSAL_REASONS[refusal]}`);
+    // The address stays out of the message, which the destination's owner reads (DESIGN 7, Hardening).
+    super(`Refused to connect to ${host}: ${REFUSAL_REASONS[refusal]}`);
     this.name = 'RefusedAddressError';
   }
 }

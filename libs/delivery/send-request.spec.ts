@@ -158,17 +158,17 @@ describe('createHttpSender', () => {
       expect(back.ok).to.equal(true);
     });
 
-    it('a host whose every address refuses the connection gives a connect outcome naming each failure', async () => {
+    it('a host whose every address refuses the connection gives a connect outcome naming the host, not its addresses', async () => {
       const port = new URL(sink.url).port;
       await sink.goDown();
       const outcome = await sender.send(post(`http://dual.test:${port}/`), { timeoutMs: 5000 });
       expect(outcome).to.include({ ok: false, statusCode: null, errorKind: 'connect' });
-      expect(outcome.error).to.include('::1').and.include('127.0.0.1');
+      expect(outcome.error).to.equal(`ECONNREFUSED: could not connect to dual.test:${port}`);
     });
 
     it('a host that does not resolve gives a dns outcome', async () => {
       const outcome = await sender.send(post('http://nowhere.test/hook'), { timeoutMs: 5000 });
-      expect(outcome).to.include({ ok: false, statusCode: null, errorKind: 'dns' });
+      expect(outcome).to.include({ ok: false, statusCode: null, errorKind: 'dns', error: 'ENOTFOUND: could not resolve nowhere.test' });
     });
 
     it('a header value that would inject another header is refused as an outcome, and nothing is sent', async () => {
@@ -201,10 +201,10 @@ describe('createHttpSender', () => {
       });
     }
 
-    it('refuses a hostname that resolves to a metadata address', async () => {
+    it('refuses a hostname that resolves to a metadata address, naming the host and not the address', async () => {
       const outcome = await sender.send(post('http://metadata.test/latest/meta-data/'), { timeoutMs: 5000 });
       expect(outcome).to.include({ errorKind: 'refused_address' });
-      expect(outcome.error).to.include('169.254.169.254');
+      expect(outcome.error).to.include('metadata.test').and.not.include('169.254');
     });
 
     it('refuses a hostname when any of its addresses is refused', async () => {

@@ -100,7 +100,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
       return answeredOutcome(response.statusCode, response.headers, body, elapsed());
     } catch (error) {
       const errorKind = deadline.aborted ? 'timeout' : errorKindOf(error);
-      const message = deadline.aborted ? `No complete response within ${timeoutMs} ms` : describe(error);
+      const message = deadline.aborted ? `No complete response within ${timeoutMs} ms` : describe(error, hostOf(request.url));
       return { ok: false, statusCode, latencyMs: elapsed(), responseBody: '', responseHeaders: {}, error: message, errorKind };
     } finally {
       clearTimeout(timer);
@@ -179,13 +179,38 @@ function errorKindOf(error: unknown): AttemptErrorKind {
   return (typeof code === 'string' && ERROR_KINDS_BY_CODE[code]) || 'other';
 }
 
-function describe(error: unknown): string {
+/** What a network failure is called in an attempt's error, after its code. */
+const NETWORK_FAILURES: Partial<Record<AttemptErrorKind, string>> = {
+  dns: 'could not resolve',
+  connect: 'could not connect to',
+  reset: 'the connection was closed by',
+  timeout: 'timed out reaching',
+};
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'the destination';
+  }
+}
+
+/**
+ * An attempt's error as the destination's owner reads it (test answers, deliveries, issues). It names the
+ * host as configured, never an address it resolved to: node's and undici's own messages do
+ * ("connect ECONNREFUSED 10.0.0.7:80"), and would map the network behind a name.
+ */
+function describe(error: unknown, host: string): string {
   if (error instanceof AggregateError && error.errors.length > 0) {
-    return error.errors.map((inner: unknown) => describe(inner)).join('; ');
+    return [...new Set(error.errors.map((inner: unknown) => describe(inner, host)))].join('; ');
   }
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    return typeof code === 'string' && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
-  }
-  return String(error);
+  if (!(error instanceof Error)) return String(error);
+  if (error instanceof RefusedAddressError) return error.message;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string') return error.message;
+  const failure = NETWORK_FAILURES[ERROR_KINDS_BY_CODE[code] ?? 'other'];
+  if (failure) return `${code}: ${failure} ${host}`;
+  // Another system error of a socket names the address it failed on.
+  if ('address' in error) return `${code}: ${(error as { syscall?: string }).syscall ?? 'network'} failed for ${host}`;
+  return error.message.includes(code) ? error.message : `${code}: ${error.message}`;
 }

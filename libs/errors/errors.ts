@@ -59,6 +59,13 @@ export class ValidationError extends RelayError {
   }
 }
 
+/** A target that is, or resolves to, an address deliveries may not reach (RELAY_BLOCK_PRIVATE_DESTINATIONS). */
+export class PrivateDestinationError extends ValidationError {
+  constructor(message: string, details: FieldIssue[] = []) {
+    super(message, details, 'PRIVATE_DESTINATION');
+  }
+}
+
 export class InvalidJsonError extends RelayError {
   constructor(message = 'Request body is not valid JSON') {
     super(400, 'INVALID_JSON', message);

@@ -5,6 +5,7 @@ import { createLogger } from '../logging/logger.js';
 import { createSecretBox, type SecretBox } from '../secrets/secret-box.js';
 import { apiClient, type ApiCall } from './api-client.js';
 import type { StoreTarget } from './store-targets.js';
+import { TEST_RELAY_ENV } from './test-relay-env.js';
 import { startRelay, type RelayOptions, type RunningRelay } from '../../apps/relay/relay.js';
 
 /** A running relay on one store backend with two organizations, A and B, each with its own key. */
@@ -65,12 +66,15 @@ export interface ApiHarnessOptions extends Omit<RelayOptions, 'logger'> {
    * create resources as fast as they can and check other things; the rate-limit suite sets it.
    */
   apiRequestsPerSecond?: number;
+  /** Settings over the harness's own; a variable set to undefined takes the relay's default. */
+  env?: Record<string, string | undefined>;
 }
 
 export async function startApiHarness(mocha: Context, target: StoreTarget, options: ApiHarnessOptions = {}): Promise<ApiHarness> {
-  const { role = 'api', apiRequestsPerSecond = 1_000_000, ...relayOptions } = options;
+  const { role = 'api', apiRequestsPerSecond = 1_000_000, env = {}, ...relayOptions } = options;
   const location = await target.prepare(mocha);
   const config = loadConfig({
+    ...TEST_RELAY_ENV,
     PORT: '0',
     HOST: '127.0.0.1',
     RELAY_DATA_DIR: location.dataDir,
@@ -83,6 +87,7 @@ export async function startApiHarness(mocha: Context, target: StoreTarget, optio
     // The API suites check the API, not the pipeline threads (those have suites of their own).
     RELAY_THREADS: '1',
     RELAY_API_REQUESTS_PER_SECOND: String(apiRequestsPerSecond),
+    ...env,
   });
   const logger = createLogger({ level: 'silent' });
   let relay = await startRelay(config, { ...relayOptions, logger });

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Role } from '../config/config.js';
+import { TEST_RELAY_ENV } from './test-relay-env.js';
 
 /**
  * The relay as an operator runs it: `node apps/relay/main.ts --role <role>` in a process of its own
@@ -12,12 +13,14 @@ import type { Role } from '../config/config.js';
 export interface RelayProcess {
   role: Role;
   url: string;
+  /** Where it serves `/metrics` (METRICS_PORT; a free port unless the test sets one); undefined when `off`. */
+  metricsUrl?: string;
   pid: number;
   /** Resolves when the process ends, however it ends. */
   exited: Promise<ProcessExit>;
   /** What the process wrote so far, stdout and stderr, for failure messages. */
   output(): string;
-  /** `GET /metrics` as text. */
+  /** `GET /metrics` on its metrics port, as text. */
   metrics(): Promise<string>;
   /** Sends SIGTERM and waits for the exit. */
   terminate(): Promise<ProcessExit>;
@@ -58,7 +61,7 @@ export async function startRelayProcess(role: Role, env: Record<string, string>,
   const entry = options.compiled ? [COMPILED_MAIN] : ['--import', 'tsx', MAIN];
   const child = spawn(process.execPath, [...(options.execArgv ?? []), ...entry, '--role', role], {
     cwd: ROOT,
-    env: { ...inherited, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: { ...inherited, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...TEST_RELAY_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const killOnExit = () => child.kill('SIGKILL');
@@ -77,22 +80,25 @@ export async function startRelayProcess(role: Role, env: Record<string, string>,
     });
   });
 
-  let url: string;
+  let listening: Listening;
   try {
-    url = await listeningUrl(child, exited, () => output, options.startTimeoutMs ?? START_TIMEOUT_MS);
+    listening = await listeningLine(child, exited, () => output, options.startTimeoutMs ?? START_TIMEOUT_MS);
   } catch (error) {
     child.kill('SIGKILL');
     await exited;
     throw error;
   }
+  const { url, metricsUrl } = listening;
   return {
     role,
     url,
+    metricsUrl,
     pid: child.pid!,
     exited,
     output: () => output,
     async metrics() {
-      const response = await fetch(`${url}/metrics`);
+      if (!metricsUrl) throw new Error(`${role} serves no /metrics (METRICS_PORT=off)`);
+      const response = await fetch(`${metricsUrl}/metrics`);
       if (response.status !== 200) throw new Error(`${role} /metrics answered ${response.status}`);
       return response.text();
     },
@@ -107,8 +113,13 @@ export async function startRelayProcess(role: Role, env: Record<string, string>,
   };
 }
 
-/** The URL from main.ts's "relay listening" log line (PORT 0 picks a free port). */
-function listeningUrl(child: ChildProcess, exited: Promise<ProcessExit>, output: () => string, timeoutMs: number): Promise<string> {
+interface Listening {
+  url: string;
+  metricsUrl?: string;
+}
+
+/** The URLs from main.ts's "relay listening" log line (PORT and METRICS_PORT 0 pick free ports). */
+function listeningLine(child: ChildProcess, exited: Promise<ProcessExit>, output: () => string, timeoutMs: number): Promise<Listening> {
   return new Promise((resolve, reject) => {
     let pending = '';
     const timer = setTimeout(() => fail(`no "relay listening" line within ${timeoutMs} ms`), timeoutMs);
@@ -122,11 +133,11 @@ function listeningUrl(child: ChildProcess, exited: Promise<ProcessExit>, output:
       const lines = pending.split('\n');
       pending = lines.pop()!;
       for (const line of lines) {
-        const url = parseListening(line);
-        if (!url) continue;
+        const listening = parseListening(line);
+        if (!listening) continue;
         clearTimeout(timer);
         child.stdout!.off('data', onData);
-        resolve(url);
+        resolve(listening);
         return;
       }
     };
@@ -135,11 +146,11 @@ function listeningUrl(child: ChildProcess, exited: Promise<ProcessExit>, output:
   });
 }
 
-function parseListening(line: string): string | undefined {
+function parseListening(line: string): Listening | undefined {
   if (!line.startsWith('{')) return undefined;
   try {
-    const entry = JSON.parse(line) as { msg?: string; url?: string };
-    return entry.msg?.startsWith('relay listening') ? entry.url : undefined;
+    const entry = JSON.parse(line) as { msg?: string; url?: string; metricsUrl?: string };
+    return entry.msg?.startsWith('relay listening') && entry.url ? { url: entry.url, metricsUrl: entry.metricsUrl } : undefined;
   } catch {
     return undefined;
   }

@@ -4,6 +4,7 @@ import { createLogger } from '../logging/logger.js';
 import { apiClient, type ApiCall } from './api-client.js';
 import type { BackendTarget } from './backend-targets.js';
 import { startHttpSink, type HttpSink } from './http-sink.js';
+import { TEST_RELAY_ENV } from './test-relay-env.js';
 import { waitFor } from './wait-for.js';
 import { startRelay, type RelayOptions, type RunningRelay } from '../../apps/relay/relay.js';
 
@@ -28,6 +29,7 @@ export async function startRelayHarness(
 ): Promise<RelayHarness> {
   const location = await target.prepare(mocha);
   const fullEnv = {
+    ...TEST_RELAY_ENV,
     ...location.env,
     PORT: '0',
     HOST: '127.0.0.1',

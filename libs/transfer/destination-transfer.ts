@@ -72,6 +72,8 @@ export const destinationTransfer: TransferKind<DestinationRow, DestinationEntry>
 
   parse: (entry) => parseInput(destinationEntrySchema, entry, 'Entry'),
 
+  checkTargets: (deps, entry) => deps.checkTarget(entry.url, 'url'),
+
   created(deps, orgId, entry, slug) {
     const { row, headersLeftOut } = buildRow(deps, orgId, entry, slug);
     if (!credentialsRedacted(entry)) return withoutLostHeaders(row, headersLeftOut, []);

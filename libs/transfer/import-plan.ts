@@ -74,7 +74,7 @@ export async function planImport<Row extends TransferRow, Draft>(
   // A renamed entry must not take a slug that exists or that another entry of the file asks for.
   const taken = new Set<string>([...existing.keys(), ...slugs.filter((slug): slug is string => slug !== null)]);
 
-  function planEntry(entry: Record<string, unknown>, index: number): PlannedEntry<Row> {
+  async function planEntry(entry: Record<string, unknown>, index: number): Promise<PlannedEntry<Row>> {
     const slug = slugs[index] ?? null;
     const result: EntryResult = { index, name: typeof entry.name === 'string' ? entry.name : null, slug, status: 'error', errors: [], warnings: [] };
     const created = (built: BuiltRow<Row>, status: EntryStatus, extra: Pick<EntryResult, 'renamedTo' | 'warnings'> = { warnings: [] }) => ({
@@ -83,6 +83,7 @@ export async function planImport<Row extends TransferRow, Draft>(
     });
     try {
       const draft = kind.parse(entry);
+      await kind.checkTargets?.(deps, draft);
       // A valid entry always has a slug: sources require one, destinations derive one from the name.
       const current = existing.get(slug!);
       if (!current) return created(kind.created(deps, orgId, draft, slug!), 'valid');
@@ -116,7 +117,7 @@ export async function planImport<Row extends TransferRow, Draft>(
 
   const plan: ImportPlan<Row> = { results: [], writes: [] };
   for (const [index, entry] of request.entries.entries()) {
-    const planned = planEntry(entry, index);
+    const planned = await planEntry(entry, index);
     plan.results.push(planned.result);
     if (planned.write) plan.writes.push(planned.write);
     onProgress?.({ phase: 'checking', done: index + 1, total: request.entries.length });

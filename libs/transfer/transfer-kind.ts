@@ -1,5 +1,6 @@
 import type { EntitySchema } from 'typeorm';
 import type { OrgScopedRepository } from '../store/org-scoped-repository.js';
+import type { CheckTarget } from '../delivery/allowed-target.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { Store } from '../store/store.js';
 
@@ -15,6 +16,8 @@ export interface TransferDeps {
   store: Store;
   secrets: SecretBox;
   now: () => number;
+  /** Refuses private and metadata targets when an entry is checked (RELAY_BLOCK_PRIVATE_DESTINATIONS). */
+  checkTarget: CheckTarget;
 }
 
 export interface TransferRow {
@@ -52,6 +55,8 @@ export interface TransferKind<Row extends TransferRow, Draft> {
   slugOf(entry: Record<string, unknown>): string | null;
   /** Validates an entry; throws ValidationError. */
   parse(entry: Record<string, unknown>): Draft;
+  /** Checks what parsing cannot: the targets a valid entry names (throws ValidationError). */
+  checkTargets?(deps: TransferDeps, draft: Draft): Promise<void>;
   /** The row a valid entry creates under `slug`; throws ValidationError for a cross-field fault. */
   created(deps: TransferDeps, orgId: string, draft: Draft, slug: string): BuiltRow<Row>;
   /** The row a valid entry replaces `current` with (only the fields not kept are written). */

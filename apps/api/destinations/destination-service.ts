@@ -37,6 +37,7 @@ async function insertUnique(deps: ApiDeps, row: DestinationRow): Promise<void> {
 const DERIVED_SLUG_ATTEMPTS = 10;
 
 export async function createDestination(deps: ApiDeps, tenant: Tenant, input: CreateDestinationInput) {
+  await deps.checkTarget(input.url, 'url');
   if (input.slug !== undefined) {
     if (await deps.store.destinations.findOneBy(tenant.org.id, { slug: input.slug })) throw duplicateSlug(input.slug);
     const row = newDestinationRow(deps, tenant.org.id, input.slug, input);
@@ -87,6 +88,7 @@ function enablingChanges(current: DestinationRow, enabled: boolean | undefined, 
 
 export async function updateDestination(deps: ApiDeps, tenant: Tenant, id: string, patch: PatchDestinationInput) {
   const current = await requireDestination(deps, tenant, id);
+  if (patch.url !== undefined) await deps.checkTarget(patch.url, 'url');
   const { authType, authConfig, retryPolicy, headers, ...settings } = patch;
   const now = deps.now();
   const changes: Partial<DestinationRow> = { ...settings, ...enablingChanges(current, patch.enabled, now), updatedAt: now };

@@ -8,6 +8,9 @@ import type { ApiDeps } from '../api-deps.js';
 
 export const destinationTestBody = z.strictObject({ payload: z.record(z.string(), z.unknown()).optional() });
 
+/** The most of a destination's answer a test shows: enough to see what answered, too little to read a service through it. */
+export const TEST_ANSWER_BODY_BYTES = 1024;
+
 /** Sent in place of X-Relay-Source, as a test belongs to no source. */
 const TEST_SOURCE = 'relay-test';
 

@@ -5,6 +5,7 @@ import { apiClient } from '../../../libs/testing/api-client.js';
 import { BACKEND_TARGETS, type BackendLocation } from '../../../libs/testing/backend-targets.js';
 import { waitFor } from '../../../libs/testing/wait-for.js';
 import { startRelay, type RunningRelay } from '../../relay/relay.js';
+import { TEST_RELAY_ENV } from '../../../libs/testing/test-relay-env.js';
 
 const kafkaPostgres = BACKEND_TARGETS.find((target) => target.name.includes('Kafka'))!;
 const ADMIN_KEY = 'revocation-test-admin-key-0123';
@@ -16,7 +17,7 @@ describe(`revoking an API key reaches every api process [${kafkaPostgres.name}]`
 
   before(async function () {
     location = await kafkaPostgres.prepare(this);
-    const config = loadConfig({ ...location.env, PORT: '0', HOST: '127.0.0.1', RELAY_ROLE: 'api', RELAY_API_KEY: ADMIN_KEY, RELAY_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') });
+    const config = loadConfig({ ...TEST_RELAY_ENV, ...location.env, PORT: '0', HOST: '127.0.0.1', RELAY_ROLE: 'api', RELAY_API_KEY: ADMIN_KEY, RELAY_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') });
     // One after the other: the first applies the migrations.
     for (let n = 0; n < 2; n += 1) relays.push(await startRelay(config, { logger: createLogger({ level: 'silent' }) }));
   });

@@ -11,6 +11,7 @@ export const ERROR_CODES = [
   'INVALID_SLUG',
   'INVALID_URL',
   'INVALID_SIGNATURE',
+  'PRIVATE_DESTINATION',
   'BAD_REQUEST',
   'MALFORMED_REQUEST',
   'REQUEST_ABORTED',
@@ -59,7 +60,7 @@ type ErrorBody = z.input<typeof errorSchema>;
 /** What each documented error status means, with a typical body. */
 export const ERROR_RESPONSES: Record<number, { description: string; example: ErrorBody }> = {
   400: {
-    description: 'The request is invalid (VALIDATION_ERROR with `details`, INVALID_JSON, INVALID_SLUG, INVALID_URL, INVALID_PATH, INVALID_SIGNATURE at ingest); nothing changed',
+    description: 'The request is invalid (VALIDATION_ERROR with `details`, INVALID_JSON, INVALID_SLUG, INVALID_URL, INVALID_PATH, PRIVATE_DESTINATION for a target at a private, loopback or metadata address, INVALID_SIGNATURE at ingest); nothing changed',
     example: { error: 'Bad Request', message: 'Request body is invalid: name: is required', code: 'VALIDATION_ERROR', details: [{ field: 'name', message: 'is required' }] },
   },
   401: {
