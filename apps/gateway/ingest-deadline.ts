@@ -10,7 +10,7 @@ export type IngestDependency = 'store' | 'broker';
  * How long one ingest request may wait on its dependencies, in all: under the 1 s DESIGN promises for an
  * answer, with room for the request's own work. Reading the body is the client's pace and is not counted.
  */
-export const INGEST_WAIT_BUDGET_MS = 500;
+export const INGEST_WAIT_BUDGET_MS = 800;
 
 /** The Retry-After of a 503 whose error names none (the broker's). */
 export const DEFAULT_RETRY_AFTER_MS = 5_000;
