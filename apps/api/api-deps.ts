@@ -8,6 +8,7 @@ import type { Store } from '../../libs/store/store.js';
 import type { RoutedTarget } from '../../libs/routing/route-targets.js';
 import type { KeyAuthenticator } from '../../libs/keys/key-authenticator.js';
 import type { Tenant } from '../../libs/tenancy/tenant.js';
+import type { PayloadViews } from './events/payload-views.js';
 
 /** What the management API needs, wired by the composition root. */
 export interface ApiDeps {
@@ -35,6 +36,8 @@ export interface ApiDeps {
   httpSender: HttpSender;
   /** Tells the replay runner a job was created, so it starts without waiting for its next look. */
   wakeReplays(): void;
+  /** Payload views, large ones made off the thread that serves ingest. */
+  payloadViews: PayloadViews;
 }
 
 /** A caller of the HTTP API: its organization, and how it reaches the relay. */

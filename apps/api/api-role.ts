@@ -7,6 +7,7 @@ import { apiRouter } from './api-app.js';
 import { createKeyAuthenticator } from '../../libs/keys/key-authenticator.js';
 import { createReplayRunner } from './replays/replay-runner.js';
 import { replayJobEvents } from './replays/replay-service.js';
+import { createPayloadViews } from './events/payload-views.js';
 
 export interface ApiRoleOptions {
   /** Event ids a replay job copies into its snapshot per step (the runner's default when not given). */
@@ -32,6 +33,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       logger,
       snapshotChunk: options.replaySnapshotChunk,
     });
+    const payloadViews = createPayloadViews();
     const api = apiRouter({
       ...replayDeps,
       apiKeys,
@@ -42,6 +44,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       httpSender,
       circuitState: (destinationId) => circuits.get(destinationId) ?? 'closed',
       wakeReplays: () => replayRunner.wake(),
+      payloadViews,
     });
     let folding: { stop(): Promise<void> } | undefined;
     return {
@@ -50,6 +53,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       async start() {
         // Jobs left running by a previous process go on from their cursors.
         replayRunner.start();
+        payloadViews.start();
         // Beside the API, which reads the counts: folded often enough that a count sums a few rows per key.
         folding = startEventCountFolding({ sql: store.sql, logger });
       },
@@ -57,6 +61,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
         await folding?.stop();
         await replayRunner.stop();
         await httpSender.close();
+        await payloadViews.close();
       },
       onConfigChange(change) {
         if (change.kind === 'circuit') circuits.set(change.destinationId, change.state);
