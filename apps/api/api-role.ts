@@ -53,7 +53,6 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       async start() {
         // Jobs left running by a previous process go on from their cursors.
         replayRunner.start();
-        payloadViews.start();
         // Beside the API, which reads the counts: folded often enough that a count sums a few rows per key.
         folding = startEventCountFolding({ sql: store.sql, logger });
       },

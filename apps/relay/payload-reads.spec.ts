@@ -65,7 +65,9 @@ describe('an all-in-one relay serving large payload reads while it ingests [embe
     const large = await fetch(`${relay!.url}${pipeline.ingestPath}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: largeBody() });
     expect(large.status).to.equal(200);
     const { eventId } = (await large.json()) as { eventId: string };
-    await waitFor('the large event stored', async () => ((await api('GET', `/api/events/${eventId}`)).status === 200 ? true : undefined), isDefined, 30_000, 200);
+    // Read once before measuring: the payload view thread starts at the first large read.
+    const stored = async () => ((await api('GET', `/api/events/${eventId}?includePayload=true`)).status === 200 ? true : undefined);
+    await waitFor('the large event stored and read once', stored, isDefined, 30_000, 200);
 
     const baseline = await ingestMedian('baseline');
     let reading = true;

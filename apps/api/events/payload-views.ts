@@ -23,8 +23,8 @@ export const OFF_THREAD_FROM_BYTES = 64 * 1024;
 /**
  * The payload views the API answers with (payload-view.ts), made on a thread of their own for large
  * bodies so that reading them never stalls ingest on the thread they share (DESIGN "Payload reads and
- * exports stream and never stall ingest"). The thread starts with `start` (or at the first large read)
- * and again at the next read after it ends; its requests are served one at a time, which also bounds what heavy reads may take at once.
+ * exports stream and never stall ingest"). The thread starts at the first large read (a relay that
+ * serves none starts none) and again at the next read after it ends; its requests are served one at a time, which also bounds what heavy reads may take at once.
  */
 export function createPayloadViews(options: { offThreadFromBytes?: number } = {}) {
   const threshold = options.offThreadFromBytes ?? OFF_THREAD_FROM_BYTES;
@@ -55,10 +55,6 @@ export function createPayloadViews(options: { offThreadFromBytes?: number } = {}
   }
 
   return {
-    /** Starts the thread ahead of the first large read, which would otherwise wait for its start (modules loaded, compiled under tsx). */
-    start(): void {
-      requests();
-    },
     /** The payload inside an event view: its value, or for a large body its JSON text, spliced in when answered (jsonWithRaw). */
     async value(body: Buffer, contentType: string | null, maskFields: readonly string[]): Promise<{ payload: unknown; payloadEncoding?: 'base64' }> {
       if (body.length < threshold) return payloadValue(body, contentType, maskFields);
