@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { payloadBytes, payloadValue } from './payload-view.js';
-import type { PayloadViewAnswer, PayloadViewRequest } from './payload-views.js';
+import { ownBuffer, type PayloadViewAnswer, type PayloadViewRequest } from './payload-views.js';
 
 /**
  * The payload views of large bodies, on a thread of their own: parsing, masking and serializing a body
@@ -20,5 +20,5 @@ parentPort!.on('message', (request: PayloadViewRequest) => {
   } catch (error) {
     reply = { id: request.id, error: (error as Error).message };
   }
-  parentPort!.postMessage(reply);
+  parentPort!.postMessage(reply, 'bytes' in reply ? ownBuffer(reply.bytes) : []);
 });

@@ -21,6 +21,15 @@ export type PayloadViewAnswer = { id: number; bytes: Uint8Array; payloadEncoding
 export const OFF_THREAD_FROM_BYTES = 64 * 1024;
 
 /**
+ * The memory of `bytes` to transfer rather than copy, when it is all theirs (a large Buffer from the
+ * database is): a copy of megabytes is what this thread must not spend. The caller gives `bytes` up.
+ */
+export function ownBuffer(bytes: Uint8Array): ArrayBuffer[] {
+  const { buffer } = bytes;
+  return buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength ? [buffer] : [];
+}
+
+/**
  * The payload views the API answers with (payload-view.ts), made on a thread of their own for large
  * bodies so that reading them never stalls ingest on the thread they share (DESIGN "Payload reads and
  * exports stream and never stall ingest"). The thread starts at the first large read (a relay that
@@ -49,7 +58,7 @@ export function createPayloadViews(options: { offThreadFromBytes?: number } = {}
   }
 
   async function offThread(kind: PayloadViewRequest['kind'], body: Buffer, contentType: string | null, maskFields: readonly string[]) {
-    const reply = await requests().request((id) => ({ id, kind, body, contentType, maskFields: [...maskFields] }) satisfies PayloadViewRequest);
+    const reply = await requests().request((id) => ({ id, kind, body, contentType, maskFields: [...maskFields] }) satisfies PayloadViewRequest, ownBuffer(body));
     if ('error' in reply) throw new Error(`The payload view thread failed: ${reply.error}`);
     return { bytes: Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength), payloadEncoding: reply.payloadEncoding };
   }
