@@ -11,6 +11,7 @@ import type { KeyAuthenticator } from '../../libs/keys/key-authenticator.js';
 import type { Tenant } from '../../libs/tenancy/tenant.js';
 import type { KeyRateLimits } from './key-rate-limits.js';
 import type { TransformationRunner } from '../../libs/transformations/route-transformations.js';
+import type { PayloadViews } from './events/payload-views.js';
 
 /** What the management API needs, wired by the composition root. */
 export interface ApiDeps {
@@ -46,6 +47,8 @@ export interface ApiDeps {
   keyRateLimits: KeyRateLimits;
   /** RELAY_MAX_ROUTES_PER_SOURCE: enabled routes per source, and destinations one event is replayed to at once. */
   maxRoutesPerSource: number;
+  /** Payload views, large ones made off the thread that serves ingest. */
+  payloadViews: PayloadViews;
 }
 
 /** A caller of the HTTP API: its organization, and how it reaches the relay. */

@@ -13,6 +13,7 @@ import { createReplayRunner, replayStepSize } from './replays/replay-runner.js';
 import { replayJobEvents } from './replays/replay-service.js';
 import { createKeyRateLimits } from './key-rate-limits.js';
 import { TEST_ANSWER_BODY_BYTES } from './destinations/destination-test.js';
+import { createPayloadViews } from './events/payload-views.js';
 
 export interface ApiRoleOptions {
   /** Event ids a replay job copies into its snapshot per step (the runner's default when not given). */
@@ -53,6 +54,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       snapshotChunk: options.replaySnapshotChunk,
       stepSize: replayStepSize(config.maxRoutesPerSource),
     });
+    const payloadViews = createPayloadViews();
     const api = apiRouter({
       ...replayDeps,
       apiKeys,
@@ -65,6 +67,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       circuitState: (destinationId) => circuits.get(destinationId) ?? 'closed',
       wakeReplays: () => replayRunner.wake(),
       keyRateLimits: createKeyRateLimits({ requestsPerSecond: config.apiRequestsPerSecond, now: options.clock }),
+      payloadViews,
     });
     let folding: { stop(): Promise<void> } | undefined;
     return {
@@ -83,6 +86,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
         await replayRunner.stop();
         await httpSender.close();
         transformSandbox.dispose();
+        await payloadViews.close();
       },
       onConfigChange(change) {
         if (change.kind === 'circuit') circuits.set(change.destinationId, change.state);

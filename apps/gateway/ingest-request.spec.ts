@@ -16,6 +16,7 @@ import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
 import { sealedPayload } from '../../libs/payload/stored-payload.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import type { IngestMeta } from '../../libs/pipeline/ingest-message.js';
+import { ingestDeadline } from './ingest-deadline.js';
 import { ingestRequest, type IngestDeps } from './ingest-request.js';
 import { createSourceResolver } from './source-resolver.js';
 
@@ -52,7 +53,7 @@ describeEachStore('ingestRequest', (target) => {
       const [, , org, source] = request.url!.split('/');
       const url = new URL(request.url!, 'https://relay.test');
       const called = { path: url.pathname, querystring: url.search.slice(1) };
-      ingestRequest(deps, { orgSlug: org!, sourceSlug: source!, request, clientIp: '127.0.0.1', publicUrl: url.href, ...called }).then(
+      ingestRequest(deps, { orgSlug: org!, sourceSlug: source!, request, clientIp: '127.0.0.1', publicUrl: url.href, ...called, deadline: ingestDeadline() }).then(
         (result) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result)),
         (error) => {
           // The error envelope, as the gateway's error path writes it (answers are checked against the OpenAPI document).

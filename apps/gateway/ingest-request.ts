@@ -9,6 +9,7 @@ import { encodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest
 import { verifySignature } from '../../libs/signatures/verify-signature.js';
 import type { LedgerKey } from '../../libs/store/dedup-ledger.js';
 import { IpNotAllowedError, InvalidSignatureError, SourceDisabledError, SourceNotFoundError } from './ingest-errors.js';
+import type { IngestDeadline } from './ingest-deadline.js';
 import { readRawBody } from './raw-body.js';
 import type { SourceRateLimits } from './source-rate-limits.js';
 import type { ResolvedSource } from './source-resolver.js';
@@ -38,6 +39,8 @@ export interface IngestInput {
   /** The path and raw query string called, which route filters read. */
   path: string;
   querystring: string;
+  /** Bounds this request's waits on the store and the broker, and names what failed (ingest-deadline.ts). */
+  deadline: IngestDeadline;
 }
 
 export interface IngestResult {
@@ -84,11 +87,12 @@ function receivedHeaders(request: IncomingMessage): Record<string, string | stri
  */
 export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promise<IngestResult> {
   const receivedAt = deps.now();
-  const resolved = await deps.resolveSource(input.orgSlug, input.sourceSlug);
+  const { deadline } = input;
+  const resolved = await deadline.wait('store', deps.resolveSource(input.orgSlug, input.sourceSlug));
   if (!resolved) throw new SourceNotFoundError();
   if (!resolved.source.enabled) throw new SourceDisabledError();
   checkIp(resolved, input.clientIp);
-  await checkRate(deps, resolved, receivedAt);
+  await deadline.wait('store', checkRate(deps, resolved, receivedAt));
   const body = await readRawBody(input.request, resolved.limits.maxPayloadBytes);
   const headers = receivedHeaders(input.request);
   const signature = verifySignature({ config: resolved.verification, rawBody: body, headers, publicUrl: input.publicUrl, nowMs: deps.now() });
@@ -107,7 +111,7 @@ export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promi
     },
     headers,
   });
-  const holder = await deps.dedup.claim(resolved.source.id, keys, eventId, validatedAt);
+  const holder = await deadline.wait('store', deps.dedup.claim(resolved.source.id, keys, eventId, validatedAt));
   const meta: IngestMeta = {
     eventId: holder ?? eventId,
     orgId: resolved.org.id,
@@ -130,14 +134,16 @@ export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promi
   const logged = sealed ? { meta: { ...meta, sealed: true as const }, body: deps.seal(body) } : { meta, body };
   if (holder !== null) {
     // Answering `duplicate` promises the holder is durable; its own publish may have been lost to a crash (IngestMeta.duplicate).
-    await deps.publish(INGEST_TOPIC, encodeIngestMessage({ ...logged.meta, duplicate: true }, logged.body));
+    await deadline.wait('broker', deps.publish(INGEST_TOPIC, encodeIngestMessage({ ...logged.meta, duplicate: true }, logged.body)));
     return { eventId: holder, status: 'duplicate' };
   }
   try {
-    await deps.publish(INGEST_TOPIC, encodeIngestMessage(logged.meta, logged.body));
+    await deadline.wait('broker', deps.publish(INGEST_TOPIC, encodeIngestMessage(logged.meta, logged.body)));
   } catch (error) {
     // Not acknowledged, so not accepted: free the keys so the provider's retry is not called a duplicate.
-    await deps.dedup.release(resolved.source.id, keys, eventId);
+    // The release gets what the wait budget has left and runs on past it; the answer names the publish's
+    // failure. A publish that timed out may still land, so a retry may deliver twice: at least once, never lost.
+    await deadline.wait('store', deps.dedup.release(resolved.source.id, keys, eventId)).catch(() => undefined);
     throw error;
   }
   return { eventId, status: 'received' };

@@ -4,6 +4,7 @@ import { isRelayError } from '../../libs/errors/errors.js';
 import { requestOrigin } from '../../libs/http/request-origin.js';
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import { clientAddress } from './client-address.js';
+import { ingestDeadline, withRetryAfter } from './ingest-deadline.js';
 import { ingestRequest, type IngestDeps } from './ingest-request.js';
 
 export interface IngestRouterOptions {
@@ -13,6 +14,8 @@ export interface IngestRouterOptions {
   trustProxy: number;
   /** RELAY_PUBLIC_URL when set: the URL providers call, for signatures over it. */
   publicUrl?: string;
+  /** How long one request may wait on the store and the broker in all (default INGEST_WAIT_BUDGET_MS). */
+  waitBudgetMs?: number;
 }
 
 /** The URL the provider called (and signed, for `telecom`): RELAY_PUBLIC_URL wins over the request's origin. */
@@ -35,14 +38,18 @@ export function ingestRouter(options: IngestRouterOptions): Router {
         publicUrl: calledUrl(options, ctx),
         path: ctx.path,
         querystring: ctx.querystring,
+        deadline: ingestDeadline(options.waitBudgetMs),
       });
       outcome = result.status;
       ctx.body = result;
     } catch (error) {
-      if (isRelayError(error)) outcome = error.code;
       // The unread rest of a refused body must not be parsed as the next request on this connection.
       ctx.set('Connection', 'close');
-      throw error;
+      if (!isRelayError(error)) throw error;
+      outcome = error.code;
+      // Not durable, so not acknowledged: the provider is told when to try again (DESIGN "Unavailable answers").
+      if (error.status === 503) options.metrics.ingestShed.inc({ reason: error.code });
+      throw withRetryAfter(error);
     } finally {
       options.metrics.ingestRequests.inc({ outcome });
       stopTimer({ outcome });

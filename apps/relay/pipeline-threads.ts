@@ -9,6 +9,7 @@ import { lineForwarder } from '../../libs/logging/thread-log.js';
 import { pipelineDealRank } from '../../libs/pipeline/topology.js';
 import type { Role } from '../../libs/roles/role.js';
 import { portRequests, type PortRequests } from '../../libs/thread/port-requests.js';
+import { threadEntry } from '../../libs/thread/thread-entry.js';
 import { systemSchedule, type Schedule } from '../../libs/time/schedule.js';
 import { within } from '../../libs/time/within.js';
 import type { ThreadAnswer, ThreadData, ThreadReply, ThreadRequest } from './thread-messages.js';
@@ -27,13 +28,7 @@ export interface PipelineThreadsOptions {
 
 type ThreadMetrics = MetricObjectWithValues<MetricValue<string>>[];
 
-// Compiled, an entry is the .js file beside this one. Under tsx (tests, benches) it is the .ts source,
-// which a worker loads only once tsx's hooks are registered in that worker, before the import.
-const TSX_API = import.meta.url.endsWith('.ts') ? import.meta.resolve('tsx/esm/api') : undefined;
-const entry = (file: string) =>
-  TSX_API
-    ? new URL(`data:text/javascript,${encodeURIComponent(`const { register } = await import(${JSON.stringify(TSX_API)}); register(); await import(${JSON.stringify(new URL(`./${file}.ts`, import.meta.url).href)});`)}`)
-    : new URL(`./${file}.js`, import.meta.url);
+const entry = (file: string) => threadEntry(import.meta.url, file);
 
 const ANSWER_TIMEOUT_MS = 2_000;
 const RESTART_DELAY_MS = 1_000;

@@ -127,6 +127,20 @@ export class UnavailableError extends RelayError {
   }
 }
 
+/** A store read or write the request needs failed or did not answer in time; nothing was acknowledged. */
+export class StoreUnavailableError extends RelayError {
+  constructor(message: string, cause?: unknown) {
+    super(503, 'STORE_UNAVAILABLE', message, { retriable: true, retryAfterMs: 5_000, cause });
+  }
+}
+
+/** The data directory's disk is full: nothing more can be kept until space returns. */
+export class StorageFullError extends RelayError {
+  constructor(cause?: unknown) {
+    super(503, 'STORAGE_FULL', "The data directory's disk is full; nothing was acknowledged", { retriable: true, retryAfterMs: 30_000, cause });
+  }
+}
+
 /** A configuration value is missing or malformed; the process must not start. */
 export class ConfigError extends RelayError {
   constructor(readonly variable: string, message: string) {

@@ -53,6 +53,12 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean; thread?:
       labelNames: ['outcome'] as const,
       registers,
     }),
+    ingestShed: new Counter({
+      name: 'relay_ingest_shed_total',
+      help: 'Ingest requests answered 503 because durability could not be promised, by reason (the error code: STORE_UNAVAILABLE, STORAGE_FULL, BROKER_UNAVAILABLE, OVERLOADED)',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
     ingestDuration: new Histogram({
       name: 'relay_ingest_duration_seconds',
       help: 'Ingest request handling time, from first byte to answer',

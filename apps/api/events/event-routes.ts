@@ -3,6 +3,7 @@ import { defineOperation, type ApiOperation } from '../api-operation.js';
 import { EXAMPLE_TIME, timestamp } from '../openapi/shared-schemas.js';
 import { replayEvent, replayEvents } from './event-replay.js';
 import { isInertPayloadType } from './payload-view.js';
+import { jsonWithRaw } from '../../../libs/http/raw-json.js';
 import { bulkReplayBody, DELIVERY_STATUSES, EVENT_STATUSES, eventDeliveriesQuery, getEventQuery, listEventsQuery, replayBody } from './event-schema.js';
 import { deleteEvent, getEvent, getEventPayload, getEventTimeline, listEventDeliveries, listEvents } from './event-service.js';
 
@@ -229,7 +230,12 @@ export const eventOperations: ApiOperation[] = [
     },
     // includePayload on a stored payload that cannot be opened: 409 PAYLOAD_UNREADABLE.
     errors: [409],
-    handle: (deps, { tenant, params, query }) => getEvent(deps, tenant, params.id!, { payload: query.includePayload, deliveries: query.includeDeliveries }),
+    handle: async (deps, { ctx, tenant, params, query }) => {
+      const event = await getEvent(deps, tenant, params.id!, { payload: query.includePayload, deliveries: query.includeDeliveries });
+      // A large payload comes serialized from the payload view thread; it is spliced in, not parsed again.
+      ctx.type = 'application/json';
+      return jsonWithRaw(event);
+    },
   }),
   defineOperation({
     method: 'get',

@@ -20,7 +20,6 @@ import {
 import { isoTime } from '../../../libs/time/iso-time.js';
 import { signatureHeadersOf } from './header-view.js';
 import { deliveryView, eventSummary, eventView, timelineView } from './event-view.js';
-import { payloadBytes, payloadValue } from './payload-view.js';
 
 export async function requireEvent(deps: Pick<ApiDeps, 'store'>, tenant: Tenant, id: string): Promise<EventRecord> {
   const row = await selectEvent(deps.store.sql, tenant.org.id, id);
@@ -100,7 +99,7 @@ export async function getEvent(deps: ApiDeps, tenant: Tenant, id: string, includ
     include.deliveries ? selectDeliveries(deps.store.sql, event.id) : undefined,
     signatureHeadersOf(deps.store.sql, [event.sourceId]),
   ]);
-  const payload = body === undefined ? undefined : body === null ? null : payloadValue(body, event.contentType, maskFieldsOf(event));
+  const payload = body === undefined ? undefined : body === null ? null : await deps.payloadViews.value(body, event.contentType, maskFieldsOf(event));
   return eventView(event, signatureHeaders.get(event.sourceId) ?? null, { payload, deliveries });
 }
 
@@ -109,7 +108,7 @@ export async function getEventPayload(deps: ApiDeps, tenant: Tenant, id: string)
   const event = await requireEvent(deps, tenant, id);
   const body = await receivedBody(deps, event);
   if (body === null) throw payloadExpired(id);
-  return { body: payloadBytes(body, event.contentType, maskFieldsOf(event)), contentType: event.contentType ?? 'application/octet-stream' };
+  return { body: await deps.payloadViews.bytes(body, event.contentType, maskFieldsOf(event)), contentType: event.contentType ?? 'application/octet-stream' };
 }
 
 export async function listEventDeliveries(deps: ApiDeps, tenant: Tenant, id: string, status?: string) {

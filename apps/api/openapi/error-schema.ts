@@ -42,6 +42,9 @@ export const ERROR_CODES = [
   'BROKER_ERROR',
   'SERVICE_UNAVAILABLE',
   'BROKER_UNAVAILABLE',
+  'STORE_UNAVAILABLE',
+  'STORAGE_FULL',
+  'OVERLOADED',
 ] as const;
 
 /** The one error body (SPEC 7, DESIGN "Status codes"). */
@@ -51,7 +54,7 @@ export const errorSchema = z
     message: z.string(),
     code: z.enum(ERROR_CODES),
     details: z.array(z.object({ field: z.string(), message: z.string() })).optional().meta({ description: 'The fields at fault (validation errors)' }),
-    retryAfter: z.number().int().min(1).optional().meta({ description: 'Seconds to wait (RATE_LIMITED); also in the Retry-After header' }),
+    retryAfter: z.number().int().min(1).optional().meta({ description: 'Seconds to wait (RATE_LIMITED, and every 503 at ingest); also in the Retry-After header' }),
   })
   .meta({ id: 'Error' });
 
@@ -100,7 +103,8 @@ export const ERROR_RESPONSES: Record<number, { description: string; example: Err
     example: { error: 'Internal Server Error', message: 'An unexpected error occurred; it has been logged', code: 'INTERNAL_ERROR' },
   },
   503: {
-    description: 'The store or the broker cannot be reached right now; nothing was acknowledged, try again',
+    description:
+      'The store or the broker cannot be reached right now; nothing was acknowledged, try again. At ingest, always with `retryAfter` and the Retry-After header, and one of OVERLOADED, BROKER_UNAVAILABLE, STORE_UNAVAILABLE (a store read the request needs failed), STORAGE_FULL (the data directory\'s disk is full)',
     example: { error: 'Service Unavailable', message: 'The store is not reachable', code: 'SERVICE_UNAVAILABLE' },
   },
 };

@@ -1,3 +1,5 @@
+import { StorageFullError } from '../../errors/errors.js';
+import { isStorageFull } from '../../storage/storage-full.js';
 import { BrokerUnavailableError } from '../errors.js';
 import type { AppendedPartitions, LogStore, PendingAppend, PendingCommit } from './log-store.js';
 
@@ -59,7 +61,10 @@ export class GroupCommit {
     try {
       appended = this.store.write(appends, commits);
     } catch (error) {
-      const failure = new BrokerUnavailableError(`The embedded log could not write: ${(error as Error).message}`, error);
+      // The transaction rolled back (and LogStore.write its offsets): the next flush starts clean.
+      const failure = isStorageFull(error)
+        ? new StorageFullError(error)
+        : new BrokerUnavailableError(`The embedded log could not write: ${(error as Error).message}`, error);
       for (const waiter of waiters) waiter.reject(failure);
       return;
     }
