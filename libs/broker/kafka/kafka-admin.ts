@@ -2,6 +2,7 @@ import type { Admin as KafkaJsAdmin } from 'kafkajs';
 import type { Admin, BrokerLogger, TopicLag, TopicSpec } from '../broker.js';
 import { assertTopicName } from '../topic-name.js';
 import { toBrokerError } from './kafka-errors.js';
+import { topicPrefix, type TopicPrefix } from './topic-prefix.js';
 
 /** A partition and an offset in it. */
 export interface TopicOffset {
@@ -15,12 +16,14 @@ export class KafkaAdmin implements Admin {
   constructor(
     private readonly client: KafkaJsAdmin,
     private readonly logger: BrokerLogger,
+    private readonly names: TopicPrefix = topicPrefix(),
   ) {}
 
   async ensureTopics(specs: TopicSpec[]): Promise<void> {
-    for (const spec of specs) assertTopicName(spec.topic);
-    const existing = new Set(await this.listTopics());
-    const missing = specs.filter((spec) => !existing.has(spec.topic));
+    const qualified = specs.map((spec) => ({ ...spec, topic: this.names.qualify(spec.topic) }));
+    for (const spec of qualified) assertTopicName(spec.topic);
+    const existing = new Set(await this.clusterTopics());
+    const missing = qualified.filter((spec) => !existing.has(spec.topic));
     if (missing.length === 0) return;
     try {
       await this.client.createTopics({
@@ -39,7 +42,13 @@ export class KafkaAdmin implements Admin {
     }
   }
 
+  /** The relay's topics (those with its prefix), by the pipeline's names. */
   async listTopics(): Promise<string[]> {
+    return (await this.clusterTopics()).map((name) => this.names.local(name)).filter((name) => name !== undefined);
+  }
+
+  /** Every topic on the cluster but Kafka's own, by their cluster names. */
+  private async clusterTopics(): Promise<string[]> {
     try {
       return (await this.client.listTopics()).filter((name) => !name.startsWith('__'));
     } catch (error) {
@@ -50,6 +59,7 @@ export class KafkaAdmin implements Admin {
   /**
    * The partitions of `topics` on which `groupId` has never committed, each with the offset at which it
    * ends now: where a group reading new records only must start (KafkaConsumer seeks there at its join).
+   * Group and topics by their cluster names.
    */
   async endsWhereUncommitted(groupId: string, topics: string[]): Promise<TopicOffset[]> {
     try {
@@ -69,9 +79,9 @@ export class KafkaAdmin implements Admin {
   async lag(groupId: string, topics?: string[]): Promise<TopicLag[]> {
     try {
       const existing = new Set(await this.listTopics());
-      const names = (topics ?? [...existing]).filter((name) => existing.has(name));
+      const names = (topics ?? [...existing]).filter((name) => existing.has(name)).map((name) => this.names.qualify(name));
       if (names.length === 0) return [];
-      const committed = await this.client.fetchOffsets({ groupId, topics: names });
+      const committed = await this.client.fetchOffsets({ groupId: this.names.qualify(groupId), topics: names });
       const lags: TopicLag[] = [];
       for (const { topic, partitions } of committed) {
         if (!topics && partitions.every((entry) => Number(entry.offset) < 0)) continue;
@@ -80,7 +90,7 @@ export class KafkaAdmin implements Admin {
           const end = ends.get(partition);
           if (!end) continue;
           const from = Number(offset) >= 0 ? Number(offset) : Number(end.low);
-          lags.push({ groupId, topic, partition, committed: offset, end: end.high, lag: Math.max(0, Number(end.high) - from) });
+          lags.push({ groupId, topic: this.names.local(topic)!, partition, committed: offset, end: end.high, lag: Math.max(0, Number(end.high) - from) });
         }
       }
       return lags;

@@ -9,10 +9,13 @@ import { KafkaAdmin } from './kafka-admin.js';
 import { KafkaConsumer, type GroupJoin, type KafkaConsumerSettings } from './kafka-consumer.js';
 import { kafkaLogCreator } from './kafka-logging.js';
 import { KafkaProducer } from './kafka-producer.js';
+import { topicPrefix, type TopicPrefix } from './topic-prefix.js';
 
 export interface KafkaBrokerOptions {
   brokers: string[];
   clientId?: string;
+  /** Prefix of the relay's topic and group names on the cluster (default none; see topic-prefix.ts). */
+  topicPrefix?: string;
   /** Receives kafkajs' warnings and errors; without one kafkajs is silent. */
   logger?: BrokerLogger;
   /** Ask for an idempotent producer (default true); falls back to a plain acks -1 producer where refused. */
@@ -74,6 +77,8 @@ class KafkaBroker implements Broker {
   private readonly sharedAdmin: KafkaAdmin;
   private readonly consumers = new Set<KafkaConsumer>();
   private readonly consumerSettings: KafkaConsumerSettings;
+  private readonly names: TopicPrefix;
+  private readonly prefixedProducer: Producer;
   private closed = false;
 
   constructor(
@@ -87,7 +92,9 @@ class KafkaBroker implements Broker {
       { idempotent: options.idempotent ?? true, requestTimeoutMs: options.requestTimeoutMs ?? 30_000, maxRequestBytes: options.maxRequestBytes ?? 4 * 1024 * 1024, gatherMs: options.gatherMs ?? 0 },
       logger,
     );
-    this.sharedAdmin = new KafkaAdmin(adminClient, logger);
+    this.names = topicPrefix(options.topicPrefix);
+    this.prefixedProducer = { send: (topic, messages, sendOptions) => this.sharedProducer.send(this.names.qualify(topic), messages, sendOptions) };
+    this.sharedAdmin = new KafkaAdmin(adminClient, logger, this.names);
     this.consumerSettings = {
       maxWaitTimeInMs: options.maxWaitTimeInMs ?? 500,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 3_000,
@@ -100,7 +107,7 @@ class KafkaBroker implements Broker {
   }
 
   producer(): Producer {
-    return this.sharedProducer;
+    return this.prefixedProducer;
   }
 
   consumer(options: ConsumerOptions): Consumer {
@@ -112,6 +119,7 @@ class KafkaBroker implements Broker {
         logger: this.logger,
         settings: this.consumerSettings,
         listTopics: () => this.sharedAdmin.listTopics(),
+        names: this.names,
         endsWhereUncommitted: (groupId, topics) => this.sharedAdmin.endsWhereUncommitted(groupId, topics),
         track: (member) => this.consumers.add(member),
         forget: (member) => this.consumers.delete(member),
