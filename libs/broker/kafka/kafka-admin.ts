@@ -1,7 +1,8 @@
 import type { Admin as KafkaJsAdmin } from 'kafkajs';
 import type { Admin, BrokerLogger, TopicLag, TopicSpec } from '../broker.js';
 import { assertTopicName } from '../topic-name.js';
-import { toBrokerError } from './kafka-errors.js';
+import { BrokerUnavailableError } from '../errors.js';
+import { toBrokerError, whileTopicsSettle } from './kafka-errors.js';
 import { topicPrefix, type TopicPrefix } from './topic-prefix.js';
 
 /** A partition and an offset in it. */
@@ -11,12 +12,33 @@ export interface TopicOffset {
   offset: string;
 }
 
+/** How the relay's topics are replicated: every one of them carries acknowledged webhooks or their state. */
+export interface TopicDurability {
+  replicationFactor: number;
+  minInsyncReplicas: number;
+}
+
+/**
+ * Replicated 3 times, a write acknowledged by 2 (acks -1 waits for the in-sync replicas): one broker may
+ * fail without losing or refusing anything. A cluster of fewer than 3 brokers gets 1 and 1 (warned at start).
+ */
+export const topicDurability = (brokers: number): TopicDurability =>
+  brokers >= 3 ? { replicationFactor: 3, minInsyncReplicas: 2 } : { replicationFactor: 1, minInsyncReplicas: 1 };
+
 /** Topic provisioning and lag over a connected kafkajs admin client. */
 export class KafkaAdmin implements Admin {
+  /**
+   * Topics this admin ensured, by cluster name. A new topic reaches the brokers one after the other, and
+   * kafkajs asks any of them for the topic list: one that does not know it yet would hide it from a
+   * pattern subscription refreshed right after its creation.
+   */
+  private readonly ensured = new Set<string>();
+
   constructor(
     private readonly client: KafkaJsAdmin,
     private readonly logger: BrokerLogger,
     private readonly names: TopicPrefix = topicPrefix(),
+    private readonly durability: TopicDurability = topicDurability(3),
   ) {}
 
   async ensureTopics(specs: TopicSpec[]): Promise<void> {
@@ -25,21 +47,44 @@ export class KafkaAdmin implements Admin {
     const existing = new Set(await this.clusterTopics());
     const missing = qualified.filter((spec) => !existing.has(spec.topic));
     if (missing.length === 0) return;
+    await this.create(missing);
+    for (const spec of missing) this.ensured.add(spec.topic);
+  }
+
+  private async create(missing: TopicSpec[]): Promise<void> {
+    const { replicationFactor, minInsyncReplicas } = this.durability;
+    const topics = missing.map((spec) => spec.topic);
     try {
+      // Not kafkajs' waitForLeaders (on by default): its Metadata poll fails on the UNKNOWN_TOPIC_OR_PARTITION a broker
+      // answers until the new topic reaches it (Kafka 3.9.2 often, 4.4.0 rarely), though the topic was created.
       await this.client.createTopics({
-        topics: missing.map((spec) => ({ topic: spec.topic, numPartitions: spec.partitions })),
-        waitForLeaders: true,
+        topics: missing.map((spec) => ({
+          topic: spec.topic,
+          numPartitions: spec.partitions,
+          replicationFactor,
+          configEntries: [{ name: 'min.insync.replicas', value: String(minInsyncReplicas) }],
+        })),
+        waitForLeaders: false,
       });
     } catch (error) {
       // Some clusters (librdkafka's mock, locked-down managed Kafka) refuse CreateTopics; a metadata request
-      // makes brokers with auto-creation create them, with the broker's default partition count.
-      this.logger.warn({ err: error, topics: missing.map((spec) => spec.topic) }, 'createTopics failed; relying on topic auto-creation');
-      try {
-        await this.client.fetchTopicMetadata({ topics: missing.map((spec) => spec.topic) });
-      } catch (cause) {
-        throw toBrokerError(cause, `Kafka could not create topics ${missing.map((spec) => spec.topic).join(', ')}`);
-      }
+      // (below) makes brokers with auto-creation create them, with the broker's default partition count.
+      this.logger.warn({ err: error, topics }, 'createTopics failed; relying on topic auto-creation');
     }
+    try {
+      await this.leadersOf(topics);
+    } catch (cause) {
+      throw toBrokerError(cause, `Kafka could not create topics ${topics.join(', ')}`);
+    }
+  }
+
+  /** Resolves once every partition of `topics` has a leader (the broker asked knows them all). */
+  private leadersOf(topics: string[]): Promise<void> {
+    return whileTopicsSettle(async () => {
+      const metadata = await this.client.fetchTopicMetadata({ topics });
+      const led = metadata.topics.every((topic) => topic.partitions.length > 0 && topic.partitions.every((partition) => partition.leader >= 0));
+      if (!led) throw new BrokerUnavailableError(`Kafka topics ${topics.join(', ')} have no leader yet`);
+    });
   }
 
   /** The relay's topics (those with its prefix), by the pipeline's names. */
@@ -50,7 +95,8 @@ export class KafkaAdmin implements Admin {
   /** Every topic on the cluster but Kafka's own, by their cluster names. */
   private async clusterTopics(): Promise<string[]> {
     try {
-      return (await this.client.listTopics()).filter((name) => !name.startsWith('__'));
+      const listed = (await this.client.listTopics()).filter((name) => !name.startsWith('__'));
+      return [...new Set([...listed, ...this.ensured])];
     } catch (error) {
       throw toBrokerError(error, 'Kafka listTopics failed');
     }

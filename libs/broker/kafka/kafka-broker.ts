@@ -5,7 +5,7 @@ import { DEFAULT_ERROR_BACKOFF, type BackoffOptions } from '../../time/backoff.j
 import { BrokerUnavailableError } from '../errors.js';
 import { silentLogger } from '../silent-logger.js';
 import { within } from '../../time/within.js';
-import { KafkaAdmin } from './kafka-admin.js';
+import { KafkaAdmin, topicDurability, type TopicDurability } from './kafka-admin.js';
 import { KafkaConsumer, type GroupJoin, type KafkaConsumerSettings } from './kafka-consumer.js';
 import { kafkaLogCreator } from './kafka-logging.js';
 import { KafkaProducer } from './kafka-producer.js';
@@ -60,8 +60,9 @@ export async function connectKafkaBroker(options: KafkaBrokerOptions): Promise<B
   });
   const admin = kafka.admin();
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  let brokerCount: number;
   try {
-    await within(connectTimeoutMs, admin.connect().then(() => admin.listTopics()), 'the cluster');
+    brokerCount = await within(connectTimeoutMs, admin.connect().then(async () => (await admin.describeCluster()).brokers.length), 'the cluster');
   } catch (error) {
     await admin.disconnect().catch(() => undefined);
     throw new BrokerUnavailableError(
@@ -69,7 +70,11 @@ export async function connectKafkaBroker(options: KafkaBrokerOptions): Promise<B
       error,
     );
   }
-  return new KafkaBroker(kafka, admin, options, logger);
+  const durability = topicDurability(brokerCount);
+  if (durability.replicationFactor < 3) {
+    logger.warn({ brokers: brokerCount, ...durability }, 'Kafka cluster has fewer than 3 brokers: topics get 1 replica, and a broker failure loses or refuses writes');
+  }
+  return new KafkaBroker(kafka, admin, options, logger, durability);
 }
 
 class KafkaBroker implements Broker {
@@ -86,6 +91,7 @@ class KafkaBroker implements Broker {
     private readonly adminClient: ReturnType<Kafka['admin']>,
     options: KafkaBrokerOptions,
     private readonly logger: BrokerLogger,
+    durability: TopicDurability,
   ) {
     this.sharedProducer = new KafkaProducer(
       kafka,
@@ -94,7 +100,7 @@ class KafkaBroker implements Broker {
     );
     this.names = topicPrefix(options.topicPrefix);
     this.prefixedProducer = { send: (topic, messages, sendOptions) => this.sharedProducer.send(this.names.qualify(topic), messages, sendOptions) };
-    this.sharedAdmin = new KafkaAdmin(adminClient, logger, this.names);
+    this.sharedAdmin = new KafkaAdmin(adminClient, logger, this.names, durability);
     this.consumerSettings = {
       maxWaitTimeInMs: options.maxWaitTimeInMs ?? 500,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 3_000,

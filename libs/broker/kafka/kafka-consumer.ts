@@ -3,7 +3,7 @@ import type { BrokerLogger, BrokerRecord, Consumer, ConsumerOptions, TopicPartit
 import { backoffDelay, type BackoffOptions } from '../../time/backoff.js';
 import { ConcurrencyLimit } from '../../concurrency/concurrency-limit.js';
 import { PauseState } from '../pause-state.js';
-import { toBrokerError } from './kafka-errors.js';
+import { toBrokerError, whileTopicsSettle } from './kafka-errors.js';
 import type { TopicOffset } from './kafka-admin.js';
 import { OffsetCommits } from './offset-commits.js';
 import { CommitOrder } from '../commit-order.js';
@@ -220,7 +220,7 @@ export class KafkaConsumer implements Consumer {
     this.order = order;
     try {
       await client.connect();
-      await client.subscribe({ topics, fromBeginning: this.options.fromBeginning ?? false });
+      await whileTopicsSettle(() => client.subscribe({ topics, fromBeginning: this.options.fromBeginning ?? false }));
       await client.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
@@ -243,7 +243,7 @@ export class KafkaConsumer implements Consumer {
    */
   private async endsWhereUncommitted(topics: string[]): Promise<TopicOffset[]> {
     try {
-      return await this.host.endsWhereUncommitted(this.options.groupId, topics);
+      return await whileTopicsSettle(() => this.host.endsWhereUncommitted(this.options.groupId, topics));
     } catch (error) {
       this.host.logger.warn({ err: error, groupId: this.options.groupId }, 'Could not read where the group starts; it starts at the end its first fetch finds');
       return [];

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
 import type { BrokerRecord } from '../broker.js';
 import { describeBrokerContract } from '../../testing/broker-contract.js';
 import { waitFor } from '../../testing/wait-for.js';
@@ -49,6 +50,27 @@ describe('kafka broker on a Kafka cluster', function () {
       expect((await first.admin().lag('relay-router', ['relay.ingest'])).map((entry) => entry.topic)).to.deep.equal(['relay.ingest', 'relay.ingest']);
     } finally {
       await Promise.all([first.close(), second.close()]);
+    }
+  });
+
+  it('creates the relay\'s topics with 3 replicas and min.insync.replicas=2 on a cluster of 3 brokers', async function () {
+    if (cluster!.kind === 'mock') {
+      console.log('      skipped: the librdkafka mock refuses CreateTopics (topics are auto-created there)');
+      this.skip();
+    }
+    const broker = await connectKafkaBroker({ brokers: cluster!.brokers, topicPrefix: cluster!.prefix, ...cluster!.consumer });
+    const admin = new Kafka({ brokers: cluster!.brokers, logLevel: logLevel.NOTHING }).admin();
+    try {
+      await broker.admin().ensureTopics([{ topic: 'relay.durable', partitions: 2 }]);
+      await admin.connect();
+      const topic = `${cluster!.prefix}relay.durable`;
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      expect(topics[0]!.partitions.map((partition) => partition.replicas.length)).to.deep.equal([3, 3]);
+      const { resources } = await admin.describeConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['min.insync.replicas'] }], includeSynonyms: false });
+      expect(resources[0]!.configEntries.find((entry) => entry.configName === 'min.insync.replicas')?.configValue).to.equal('2');
+    } finally {
+      await admin.disconnect();
+      await broker.close();
     }
   });
 });
