@@ -7,6 +7,29 @@ import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { hundredthLeases, leasedRateLimits, oneHitLeases } from './source-rate-limits.js';
 import { ingestRouter } from './ingest-router.js';
 import { createSourceResolver } from './source-resolver.js';
+import { BrokerUnavailableError } from '../../libs/broker/errors.js';
+import { TimedOutError, within } from '../../libs/time/within.js';
+
+/**
+ * How long ingest waits for the broker to make a webhook durable: the answer comes within 1 s in every case
+ * (DESIGN 7, Unavailable answers), so a broker that cannot take the write (Kafka's brokers all down, a
+ * partition without its in-sync replicas) costs a sender a 503 and a retry, not a hung request.
+ */
+const INGEST_PUBLISH_WAIT_MS = 750;
+/** What a sender is told to wait before retrying a webhook the broker could not take. */
+const BROKER_RETRY_AFTER_MS = 1_000;
+
+/** The publish, or BROKER_UNAVAILABLE with Retry-After when it fails or is not durable within `ms` (it may still land: at least once). */
+async function durableWithin(ms: number, publishing: Promise<void>): Promise<void> {
+  try {
+    await within(ms, publishing, 'the broker');
+  } catch (error) {
+    if (error instanceof TimedOutError || error instanceof BrokerUnavailableError) {
+      throw new BrokerUnavailableError(`The broker could not take the webhook: ${(error as Error).message}`, error, BROKER_RETRY_AFTER_MS);
+    }
+    throw error;
+  }
+}
 
 export interface GatewayRole extends Role {
   /** Where ingest claims dedup keys; tests reach it to stage what a crash leaves behind. */
@@ -46,7 +69,7 @@ export function gatewayRole(options: GatewayRoleOptions = {}): RoleBuilder<Gatew
         dedup,
         rateLimits: config.kafkaBrokers ? leasedRateLimits(createRateWindows(store.sql), hundredthLeases) : leasedRateLimits(createMemoryRateWindows(), oneHitLeases),
         // One webhook per request: on Kafka, a busy gateway's webhooks share produce requests (KAFKA_INGEST_GATHER_MS).
-        publish: (topic, message) => publish(topic, [message], { gather: true }),
+        publish: (topic, message) => durableWithin(INGEST_PUBLISH_WAIT_MS, publish(topic, [message], { gather: true })),
         seal: (body) => sealedPayload(body, secrets).bytes,
         now: options.clock ?? Date.now,
       },
