@@ -15,7 +15,7 @@ import { TimedOutError, within } from '../../libs/time/within.js';
  * (DESIGN 7, Unavailable answers), so a broker that cannot take the write (Kafka's brokers all down, a
  * partition without its in-sync replicas) costs a sender a 503 and a retry, not a hung request.
  */
-const INGEST_PUBLISH_WAIT_MS = 750;
+const INGEST_PUBLISH_WAIT_MS = 500;
 /** What a sender is told to wait before retrying a webhook the broker could not take. */
 const BROKER_RETRY_AFTER_MS = 1_000;
 

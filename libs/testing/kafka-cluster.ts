@@ -200,6 +200,10 @@ function serverProperties(dir: string, node: KafkaNode, nodes: KafkaNode[]): str
     'share.coordinator.state.topic.replication.factor': replicas,
     'share.coordinator.state.topic.min.isr': Math.min(2, replicas),
     'group.initial.rebalance.delay.ms': 0,
+    // A SIGKILLed broker's partitions get new leaders once the controller fences it, after this without
+    // heartbeats (Kafka's default 9 s, heartbeats every 2 s): meanwhile produce to them fails.
+    'broker.session.timeout.ms': 3_000,
+    'broker.heartbeat.interval.ms': 500,
     // Above the largest plan payload (10 MB), as ops/kafka/topics.md configures production clusters.
     'message.max.bytes': 16 * 1024 * 1024,
     'replica.fetch.max.bytes': 16 * 1024 * 1024,
