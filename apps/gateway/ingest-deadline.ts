@@ -12,8 +12,11 @@ export type IngestDependency = 'store' | 'broker';
  */
 export const INGEST_WAIT_BUDGET_MS = 800;
 
-/** The Retry-After of a 503 whose error names none (the broker's). */
+/** The Retry-After of a 503 whose error names none. */
 export const DEFAULT_RETRY_AFTER_MS = 5_000;
+
+/** What a sender is told to wait when the broker could not take its webhook: a new leader is seconds away. */
+export const BROKER_RETRY_AFTER_MS = 1_000;
 
 /**
  * The waits of one ingest request, bounded together: each gets what the budget has left, and a failure
@@ -47,7 +50,10 @@ const STORE_FAILED = 'The store cannot serve this request now; nothing was ackno
 function unavailableAnswer(dependency: IngestDependency, error: unknown): unknown {
   if (isStorageFull(error)) return error instanceof StorageFullError ? error : new StorageFullError(error);
   if (error instanceof TimedOutError) {
-    return dependency === 'store' ? new StoreUnavailableError(STORE_FAILED, error) : new BrokerUnavailableError(`The broker gave no answer within ${error.ms} ms`, error);
+    return dependency === 'store' ? new StoreUnavailableError(STORE_FAILED, error) : new BrokerUnavailableError(`The broker gave no answer within ${error.ms} ms`, error, BROKER_RETRY_AFTER_MS);
+  }
+  if (error instanceof BrokerUnavailableError && error.retryAfterMs === undefined) {
+    return new BrokerUnavailableError(`The broker could not take the webhook: ${error.message}`, error, BROKER_RETRY_AFTER_MS);
   }
   if (error instanceof RelayError) return error.status === 503 && dependency === 'store' ? new StoreUnavailableError(STORE_FAILED, error) : error;
   if (dependency === 'store' && error instanceof Error && !(error instanceof TypeError) && !(error instanceof RangeError)) {

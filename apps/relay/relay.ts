@@ -133,6 +133,7 @@ export async function openBackends(config: Config, logger: Logger, metrics: Rela
       fsync: config.fsync,
       logger,
       kafka: {
+        topicPrefix: config.kafkaTopicPrefix,
         maxWaitTimeInMs: config.kafkaMaxWaitMs,
         sessionTimeoutMs: config.kafkaSessionTimeoutMs,
         gatherMs: config.kafkaIngestGatherMs,

@@ -2,8 +2,8 @@ import { RelayError } from '../errors/errors.js';
 
 /** The broker cannot take or serve records right now (unreachable, closed, lock held elsewhere); retrying may help. */
 export class BrokerUnavailableError extends RelayError {
-  constructor(message: string, cause?: unknown) {
-    super(503, 'BROKER_UNAVAILABLE', message, { retriable: true, cause });
+  constructor(message: string, cause?: unknown, retryAfterMs?: number) {
+    super(503, 'BROKER_UNAVAILABLE', message, { retriable: true, cause, retryAfterMs });
   }
 }
 

@@ -104,4 +104,17 @@ describe('loadConfig', function () {
       });
     }
   });
+
+  describe('KAFKA_TOPIC_PREFIX', function () {
+    it('prefixes nothing by default, and reads up to 64 of the characters Kafka allows in topic names', function () {
+      expect(loadConfig({}).kafkaTopicPrefix).to.equal('');
+      expect(loadConfig({ KAFKA_TOPIC_PREFIX: 'staging.' }).kafkaTopicPrefix).to.equal('staging.');
+    });
+
+    for (const bad of ['a/b', 'has space', 'x'.repeat(65)]) {
+      it(`refuses "${bad.slice(0, 10)}" at start with an error naming the variable`, function () {
+        expect(() => loadConfig({ KAFKA_TOPIC_PREFIX: bad })).to.throw(ConfigError, /^KAFKA_TOPIC_PREFIX: /);
+      });
+    }
+  });
 });

@@ -23,6 +23,8 @@ export interface Config {
   databaseUrl?: string;
   kafkaBrokers?: string[];
   kafkaClientId: string;
+  /** Prefix of the relay's topic and consumer group names on Kafka: relays sharing a cluster stay apart. */
+  kafkaTopicPrefix: string;
   /** How long a Kafka fetch waits for records; lower means lower latency at more requests. */
   kafkaMaxWaitMs: number;
   /** Consumer group session timeout: how long a vanished member holds its partitions. */
@@ -155,6 +157,12 @@ function brokers(env: Env): string[] | undefined {
   return list;
 }
 
+function topicPrefix(env: Env): string {
+  const raw = read(env, 'KAFKA_TOPIC_PREFIX') ?? '';
+  if (!/^[a-zA-Z0-9._-]{0,64}$/.test(raw)) throw new ConfigError('KAFKA_TOPIC_PREFIX', 'must be at most 64 of a-z A-Z 0-9 . _ -');
+  return raw;
+}
+
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 /** Reads and validates the environment. Throws ConfigError naming the first bad variable. */
@@ -173,6 +181,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     kafkaBrokers: brokers(env),
     kafkaClientId: read(env, 'KAFKA_CLIENT_ID') ?? 'webhook-relay',
+    kafkaTopicPrefix: topicPrefix(env),
     kafkaMaxWaitMs: integer(env, 'KAFKA_MAX_WAIT_MS', 500, 10, 10000),
     kafkaSessionTimeoutMs: integer(env, 'KAFKA_SESSION_TIMEOUT_MS', 30000, 6000, 300000),
     kafkaIngestGatherMs: integer(env, 'KAFKA_INGEST_GATHER_MS', 40, 0, 1000),

@@ -1,5 +1,5 @@
 import type { Context } from 'mocha';
-import { kcatAvailable, startKafkaMock } from './kafka-mock.js';
+import { kafkaClusterFor } from './kafka-target.js';
 import { STORE_TARGETS, type StoreTarget } from './store-targets.js';
 
 /** Environment for `loadConfig` that puts a relay on one pair of backends. */
@@ -30,27 +30,24 @@ export function embeddedLogOn(store: StoreTarget): BackendTarget {
 
 const embeddedSqlite = embeddedLogOn(sqlite);
 
-/**
- * The fetch wait of relays on the mock cluster: short, since the mock holds a fetch that finds no records
- * for the whole wait even when records arrive meanwhile, so each hop's latency varies by up to one wait.
- */
-export const MOCK_FETCH_WAIT_MS = 100;
+export { MOCK_FETCH_WAIT_MS } from './kafka-target.js';
 
+/**
+ * Kafka (the real cluster of `npm run kafka:up` or KAFKA_BROKERS, mandatory on CI; else locally the
+ * librdkafka mock) beside PostgreSQL. Each prepare has a topic prefix of its own, deleted at cleanup.
+ */
 const kafkaPostgres: BackendTarget = {
-  name: 'Kafka mock cluster + PostgreSQL',
+  name: 'Kafka + PostgreSQL',
   async prepare(mocha) {
-    if (!kcatAvailable()) {
-      // On CI the Kafka-mock suites are mandatory: a missing kcat is a failure, not a skip.
-      if (process.env.CI === 'true') throw new Error('kcat is required when CI=true (apt-get install -y kcat)');
-      console.log('      skipped: kcat (librdkafka mock cluster) is not installed');
-      mocha.skip();
-    }
-    const store = await postgres.prepare(mocha);
-    const kafka = await startKafkaMock();
+    const kafka = await kafkaClusterFor(mocha);
+    const store = await postgres.prepare(mocha).catch(async (error: unknown) => {
+      await kafka.cleanup();
+      throw error;
+    });
     return {
-      env: { RELAY_DATA_DIR: store.dataDir, DATABASE_URL: store.databaseUrl!, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_MAX_WAIT_MS: String(MOCK_FETCH_WAIT_MS), KAFKA_SESSION_TIMEOUT_MS: '6000' },
+      env: { RELAY_DATA_DIR: store.dataDir, DATABASE_URL: store.databaseUrl!, ...kafka.env },
       cleanup: async () => {
-        await kafka.stop();
+        await kafka.cleanup();
         await store.cleanup();
       },
     };

@@ -5,14 +5,17 @@ import { DEFAULT_ERROR_BACKOFF, type BackoffOptions } from '../../time/backoff.j
 import { BrokerUnavailableError } from '../errors.js';
 import { silentLogger } from '../silent-logger.js';
 import { within } from '../../time/within.js';
-import { KafkaAdmin } from './kafka-admin.js';
+import { KafkaAdmin, topicDurability, type TopicDurability } from './kafka-admin.js';
 import { KafkaConsumer, type GroupJoin, type KafkaConsumerSettings } from './kafka-consumer.js';
 import { kafkaLogCreator } from './kafka-logging.js';
 import { KafkaProducer } from './kafka-producer.js';
+import { topicPrefix, type TopicPrefix } from './topic-prefix.js';
 
 export interface KafkaBrokerOptions {
   brokers: string[];
   clientId?: string;
+  /** Prefix of the relay's topic and group names on the cluster (default none; see topic-prefix.ts). */
+  topicPrefix?: string;
   /** Receives kafkajs' warnings and errors; without one kafkajs is silent. */
   logger?: BrokerLogger;
   /** Ask for an idempotent producer (default true); falls back to a plain acks -1 producer where refused. */
@@ -57,8 +60,9 @@ export async function connectKafkaBroker(options: KafkaBrokerOptions): Promise<B
   });
   const admin = kafka.admin();
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  let brokerCount: number;
   try {
-    await within(connectTimeoutMs, admin.connect().then(() => admin.listTopics()), 'the cluster');
+    brokerCount = await within(connectTimeoutMs, admin.connect().then(async () => (await admin.describeCluster()).brokers.length), 'the cluster');
   } catch (error) {
     await admin.disconnect().catch(() => undefined);
     throw new BrokerUnavailableError(
@@ -66,7 +70,11 @@ export async function connectKafkaBroker(options: KafkaBrokerOptions): Promise<B
       error,
     );
   }
-  return new KafkaBroker(kafka, admin, options, logger);
+  const durability = topicDurability(brokerCount);
+  if (durability.replicationFactor < 3) {
+    logger.warn({ brokers: brokerCount, ...durability }, 'Kafka cluster has fewer than 3 brokers: topics get 1 replica, and a broker failure loses or refuses writes');
+  }
+  return new KafkaBroker(kafka, admin, options, logger, durability);
 }
 
 class KafkaBroker implements Broker {
@@ -74,6 +82,8 @@ class KafkaBroker implements Broker {
   private readonly sharedAdmin: KafkaAdmin;
   private readonly consumers = new Set<KafkaConsumer>();
   private readonly consumerSettings: KafkaConsumerSettings;
+  private readonly names: TopicPrefix;
+  private readonly prefixedProducer: Producer;
   private closed = false;
 
   constructor(
@@ -81,13 +91,16 @@ class KafkaBroker implements Broker {
     private readonly adminClient: ReturnType<Kafka['admin']>,
     options: KafkaBrokerOptions,
     private readonly logger: BrokerLogger,
+    durability: TopicDurability,
   ) {
     this.sharedProducer = new KafkaProducer(
       kafka,
       { idempotent: options.idempotent ?? true, requestTimeoutMs: options.requestTimeoutMs ?? 30_000, maxRequestBytes: options.maxRequestBytes ?? 4 * 1024 * 1024, gatherMs: options.gatherMs ?? 0 },
       logger,
     );
-    this.sharedAdmin = new KafkaAdmin(adminClient, logger);
+    this.names = topicPrefix(options.topicPrefix);
+    this.prefixedProducer = { send: (topic, messages, sendOptions) => this.sharedProducer.send(this.names.qualify(topic), messages, sendOptions) };
+    this.sharedAdmin = new KafkaAdmin(adminClient, logger, this.names, durability);
     this.consumerSettings = {
       maxWaitTimeInMs: options.maxWaitTimeInMs ?? 500,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 3_000,
@@ -100,7 +113,7 @@ class KafkaBroker implements Broker {
   }
 
   producer(): Producer {
-    return this.sharedProducer;
+    return this.prefixedProducer;
   }
 
   consumer(options: ConsumerOptions): Consumer {
@@ -112,6 +125,7 @@ class KafkaBroker implements Broker {
         logger: this.logger,
         settings: this.consumerSettings,
         listTopics: () => this.sharedAdmin.listTopics(),
+        names: this.names,
         endsWhereUncommitted: (groupId, topics) => this.sharedAdmin.endsWhereUncommitted(groupId, topics),
         track: (member) => this.consumers.add(member),
         forget: (member) => this.consumers.delete(member),

@@ -4,25 +4,26 @@ import type { ConsumerOptions, RecordBatch } from '../broker.js';
 import { partitionFor } from '../partitioner.js';
 import { silentLogger } from '../silent-logger.js';
 import { countingKafka } from '../../testing/counting-kafka.js';
-import { startKafkaMockOrSkip, type KafkaMockCluster } from '../../testing/kafka-mock.js';
+import { kafkaClusterFor, type KafkaTestCluster } from '../../testing/kafka-target.js';
 import { KafkaAdmin } from './kafka-admin.js';
 import { KafkaConsumer } from './kafka-consumer.js';
 import { waitFor } from '../../testing/wait-for.js';
 import { KafkaProducer } from './kafka-producer.js';
+import { topicPrefix } from './topic-prefix.js';
 
-/** Auto-created topics on the mock cluster have 4 partitions. */
+/** Auto-created topics have 4 partitions, on the mock cluster and on `npm run kafka:up`'s (num.partitions). */
 const PARTITIONS = 4;
 
-describe('KafkaConsumer on the librdkafka mock cluster', function () {
+describe('KafkaConsumer on a Kafka cluster', function () {
   this.timeout(30_000);
-  let cluster: KafkaMockCluster | undefined;
+  let cluster: KafkaTestCluster | undefined;
 
   before(async function () {
-    cluster = await startKafkaMockOrSkip(this);
+    cluster = await kafkaClusterFor(this);
   });
 
   after(async function () {
-    await cluster?.stop();
+    await cluster?.cleanup();
   });
 
   /** A group member on `kafka`, as the broker makes them, with the contract suite's timings. */
@@ -31,8 +32,10 @@ describe('KafkaConsumer on the librdkafka mock cluster', function () {
       {
         kafka,
         logger: silentLogger,
-        settings: { maxWaitTimeInMs: 100, heartbeatIntervalMs: 300, sessionTimeoutMs: 4_500, rebalanceTimeoutMs: 4_500, errorBackoff: { initialMs: 50, maxMs: 500 }, commitIntervalMs },
+        settings: { ...cluster!.consumer, errorBackoff: { initialMs: 50, maxMs: 500 }, commitIntervalMs },
         listTopics: () => admin.listTopics(),
+        // The spec names topics and groups with the suite's prefix itself, for its plain kafkajs calls.
+        names: topicPrefix(),
         endsWhereUncommitted: (groupId, topics) => new KafkaAdmin(admin, silentLogger).endsWhereUncommitted(groupId, topics),
         track: () => undefined,
         forget: () => undefined,
@@ -43,7 +46,7 @@ describe('KafkaConsumer on the librdkafka mock cluster', function () {
 
   it('commits the batches of several partitions handled at the same time in one OffsetCommit request', async () => {
     const kafka = new Kafka({ brokers: cluster!.brokers, logLevel: logLevel.NOTHING });
-    const topic = `spec.commits.${Date.now()}`;
+    const topic = `${cluster!.prefix}spec.commits.${Date.now()}`;
     // A record on every partition, written before the group starts: its first fetches hold all four.
     const keys = [...new Map(Array.from({ length: 64 }, (_, i) => `key-${i}`).map((key) => [partitionFor(key, PARTITIONS), key])).values()];
     expect(keys).to.have.length(PARTITIONS);
@@ -59,7 +62,7 @@ describe('KafkaConsumer on the librdkafka mock cluster', function () {
     const admin = kafka.admin();
     await admin.connect();
     const consumer = consumerOf(counting.kafka, admin, {
-      groupId: `spec-commits-${Date.now()}`,
+      groupId: `${cluster!.prefix}spec-commits-${Date.now()}`,
       topics: [topic],
       concurrency: PARTITIONS,
       async handleBatch(batch) {
@@ -82,7 +85,7 @@ describe('KafkaConsumer on the librdkafka mock cluster', function () {
 
   it('lets a batch that is in hand when the stop comes commit before it leaves the group', async () => {
     const kafka = new Kafka({ brokers: cluster!.brokers, logLevel: logLevel.NOTHING });
-    const topic = `spec.stop.${Date.now()}`;
+    const topic = `${cluster!.prefix}spec.stop.${Date.now()}`;
     const producer = new KafkaProducer(kafka, { idempotent: false, requestTimeoutMs: 5_000, maxRequestBytes: 1024 * 1024 }, silentLogger);
     await producer.send(topic, [{ key: 'only', value: Buffer.from('only') }]);
     await producer.close();
@@ -92,7 +95,7 @@ describe('KafkaConsumer on the librdkafka mock cluster', function () {
     const finished = new Promise<void>((resolve) => (finish = resolve));
     const admin = kafka.admin();
     await admin.connect();
-    const groupId = `spec-stop-${Date.now()}`;
+    const groupId = `${cluster!.prefix}spec-stop-${Date.now()}`;
     const consumer = consumerOf(kafka, admin, {
       groupId,
       topics: [topic],
@@ -127,12 +130,12 @@ describe('KafkaConsumer on the librdkafka mock cluster', function () {
 
   it('commits what a member handles within the commit interval in one OffsetCommit request', async () => {
     const kafka = new Kafka({ brokers: cluster!.brokers, logLevel: logLevel.NOTHING });
-    const topic = `spec.interval.${Date.now()}`;
+    const topic = `${cluster!.prefix}spec.interval.${Date.now()}`;
     await recordsOfOneKey(kafka, topic, 5);
     const counting = countingKafka(kafka);
     const admin = kafka.admin();
     await admin.connect();
-    const groupId = `spec-interval-${Date.now()}`;
+    const groupId = `${cluster!.prefix}spec-interval-${Date.now()}`;
     let handled = 0;
     // One record per chunk: five handled prefixes, each of which used to be committed on its own.
     const consumer = consumerOf(counting.kafka, admin, { groupId, topics: [topic], maxBatchSize: 1, handleBatch: async () => void (handled += 1) }, 60_000);
@@ -150,11 +153,11 @@ describe('KafkaConsumer on the librdkafka mock cluster', function () {
 
   it('commits what a running member handled once the commit interval has passed', async () => {
     const kafka = new Kafka({ brokers: cluster!.brokers, logLevel: logLevel.NOTHING });
-    const topic = `spec.running.${Date.now()}`;
+    const topic = `${cluster!.prefix}spec.running.${Date.now()}`;
     await recordsOfOneKey(kafka, topic, 3);
     const admin = kafka.admin();
     await admin.connect();
-    const groupId = `spec-running-${Date.now()}`;
+    const groupId = `${cluster!.prefix}spec-running-${Date.now()}`;
     const consumer = consumerOf(kafka, admin, { groupId, topics: [topic], handleBatch: async () => undefined });
     try {
       await consumer.start();
@@ -173,14 +176,14 @@ describe('KafkaConsumer on the librdkafka mock cluster', function () {
   // maxBytesPerPartition: a partition behind is still handled in batches of up to maxBatchSize.
   it('handles a partition behind its end in batches of up to maxBatchSize, however small the batches it was produced in', async () => {
     const kafka = new Kafka({ brokers: cluster!.brokers, logLevel: logLevel.NOTHING });
-    const topic = `spec.gather.${Date.now()}`;
+    const topic = `${cluster!.prefix}spec.gather.${Date.now()}`;
     await recordsOfOneKey(kafka, topic, 60, 3);
     const admin = kafka.admin();
     await admin.connect();
     const sizes: number[] = [];
     const values: string[] = [];
     const consumer = consumerOf(kafka, admin, {
-      groupId: `spec-gather-${Date.now()}`,
+      groupId: `${cluster!.prefix}spec-gather-${Date.now()}`,
       topics: [topic],
       maxBatchSize: 25,
       async handleBatch(batch) {
@@ -202,11 +205,11 @@ describe('KafkaConsumer on the librdkafka mock cluster', function () {
 
   it('fetches records it held again after a pause that left them unhandled, none skipped', async () => {
     const kafka = new Kafka({ brokers: cluster!.brokers, logLevel: logLevel.NOTHING });
-    const topic = `spec.gather-pause.${Date.now()}`;
+    const topic = `${cluster!.prefix}spec.gather-pause.${Date.now()}`;
     await recordsOfOneKey(kafka, topic, 30, 3);
     const admin = kafka.admin();
     await admin.connect();
-    const groupId = `spec-gather-pause-${Date.now()}`;
+    const groupId = `${cluster!.prefix}spec-gather-pause-${Date.now()}`;
     const values: string[] = [];
     let paused = false;
     const partition = partitionFor('one', PARTITIONS);

@@ -3,10 +3,11 @@ import type { BrokerLogger, BrokerRecord, Consumer, ConsumerOptions, TopicPartit
 import { backoffDelay, type BackoffOptions } from '../../time/backoff.js';
 import { ConcurrencyLimit } from '../../concurrency/concurrency-limit.js';
 import { PauseState } from '../pause-state.js';
-import { toBrokerError } from './kafka-errors.js';
+import { toBrokerError, whileTopicsSettle } from './kafka-errors.js';
 import type { TopicOffset } from './kafka-admin.js';
 import { OffsetCommits } from './offset-commits.js';
 import { CommitOrder } from '../commit-order.js';
+import type { TopicPrefix } from './topic-prefix.js';
 
 export interface KafkaConsumerSettings {
   maxWaitTimeInMs: number;
@@ -31,7 +32,10 @@ export interface KafkaConsumerHost {
   kafka: Kafka;
   logger: BrokerLogger;
   settings: KafkaConsumerSettings;
+  /** The relay's topics, by the pipeline's names. */
   listTopics(): Promise<string[]>;
+  /** The relay's topic prefix: a consumer's options and records use the pipeline's names, kafkajs the cluster's. */
+  names: TopicPrefix;
   /** The partitions of `topics` the group never committed on, with their ends now (KafkaAdmin.endsWhereUncommitted). */
   endsWhereUncommitted(groupId: string, topics: string[]): Promise<TopicOffset[]>;
   /** Started consumers are tracked so closing the broker stops them. */
@@ -75,10 +79,14 @@ export class KafkaConsumer implements Consumer {
   private started = false;
   private transitions: Promise<unknown> = Promise.resolve();
 
+  private readonly options: ConsumerOptions;
+
+  /** `options` by the pipeline's names; the group and topics are qualified with the relay's prefix here. */
   constructor(
     private readonly host: KafkaConsumerHost,
-    private readonly options: ConsumerOptions,
+    options: ConsumerOptions,
   ) {
+    this.options = { ...options, groupId: host.names.qualify(options.groupId), topics: options.topics?.map((topic) => host.names.qualify(topic)) };
     this.slots = new ConcurrencyLimit(options.concurrency ?? 1);
     this.maxBatchSize = options.maxBatchSize ?? 500;
   }
@@ -117,12 +125,14 @@ export class KafkaConsumer implements Consumer {
     });
   }
 
-  pause(topic: string, partitions?: number[]): void {
+  pause(name: string, partitions?: number[]): void {
+    const topic = this.host.names.qualify(name);
     this.pauses.pause(topic, partitions);
     this.applyToClient((client) => client.pause([{ topic, partitions }]));
   }
 
-  resume(topic: string, partitions?: number[]): void {
+  resume(name: string, partitions?: number[]): void {
+    const topic = this.host.names.qualify(name);
     this.pauses.resume(topic, partitions);
     this.applyToClient((client) => {
       client.resume([{ topic, partitions }]);
@@ -131,7 +141,7 @@ export class KafkaConsumer implements Consumer {
   }
 
   assignment(): TopicPartitions[] {
-    return this.assigned;
+    return this.assigned.map((entry) => ({ ...entry, topic: this.host.names.local(entry.topic)! }));
   }
 
   private serialize<T>(step: () => Promise<T>): Promise<T> {
@@ -143,7 +153,7 @@ export class KafkaConsumer implements Consumer {
   private async resolveTopics(): Promise<string[]> {
     const topics = new Set(this.options.topics ?? []);
     const pattern = this.options.topicPattern;
-    if (pattern) for (const name of await this.host.listTopics()) if (name.search(pattern) !== -1) topics.add(name);
+    if (pattern) for (const name of await this.host.listTopics()) if (name.search(pattern) !== -1) topics.add(this.host.names.qualify(name));
     return [...topics].sort();
   }
 
@@ -210,7 +220,7 @@ export class KafkaConsumer implements Consumer {
     this.order = order;
     try {
       await client.connect();
-      await client.subscribe({ topics, fromBeginning: this.options.fromBeginning ?? false });
+      await whileTopicsSettle(() => client.subscribe({ topics, fromBeginning: this.options.fromBeginning ?? false }));
       await client.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
@@ -233,7 +243,7 @@ export class KafkaConsumer implements Consumer {
    */
   private async endsWhereUncommitted(topics: string[]): Promise<TopicOffset[]> {
     try {
-      return await this.host.endsWhereUncommitted(this.options.groupId, topics);
+      return await whileTopicsSettle(() => this.host.endsWhereUncommitted(this.options.groupId, topics));
     } catch (error) {
       this.host.logger.warn({ err: error, groupId: this.options.groupId }, 'Could not read where the group starts; it starts at the end its first fetch finds');
       return [];
@@ -387,7 +397,8 @@ export class KafkaConsumer implements Consumer {
       let handled: number;
       let completion: Promise<void> | undefined;
       try {
-        const outcome = await this.options.handleBatch({ topic, partition, records: chunk.map((message) => toRecord(topic, partition, message)) });
+        const local = this.host.names.local(topic)!;
+        const outcome = await this.options.handleBatch({ topic: local, partition, records: chunk.map((message) => toRecord(local, partition, message)) });
         handled = outcome ? Math.max(0, Math.min(chunk.length, Math.floor(outcome.handled))) : chunk.length;
         completion = outcome?.completion;
       } catch (error) {

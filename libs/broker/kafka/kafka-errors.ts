@@ -1,4 +1,5 @@
 import { RelayError } from '../../errors/errors.js';
+import { backoffDelay } from '../../time/backoff.js';
 import { BrokerRequestError, BrokerUnavailableError, MessageTooLargeError } from '../errors.js';
 
 interface KafkaJsErrorShape {
@@ -38,4 +39,22 @@ export function toBrokerError(error: unknown, what: string, topic?: string): Rel
   if (errors.some((e) => e.type === 'MESSAGE_TOO_LARGE')) return new MessageTooLargeError(topic ?? 'unknown', undefined, undefined, error);
   if (errors.some((e) => e.retriable === true || UNAVAILABLE_NAMES.has(e.name ?? ''))) return new BrokerUnavailableError(message, error);
   return new BrokerRequestError(message, error);
+}
+
+/**
+ * Runs `attempt` again while it fails with a retriable error, for up to `waitMs` (then its error stands).
+ * For requests about a topic just created: the broker that created it knows it first, the others a little
+ * later (200 ms on a loaded machine), and answer UNKNOWN_TOPIC_OR_PARTITION meanwhile, which kafkajs'
+ * subscribe, ListOffsets and waitForLeaders do not retry.
+ */
+export async function whileTopicsSettle<T>(attempt: () => Promise<T>, waitMs = 15_000): Promise<T> {
+  const deadline = Date.now() + waitMs;
+  for (let failures = 1; ; failures += 1) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (Date.now() > deadline || !toBrokerError(error, 'Kafka request').retriable) throw error;
+      await new Promise((resolve) => setTimeout(resolve, backoffDelay({ initialMs: 50, maxMs: 1_000 }, failures)));
+    }
+  }
 }
