@@ -2,7 +2,7 @@
  * What a transformation adds per event: `TransformSandbox.run` with the code's context reused (what the
  * router does), beside the same work written in Node (parse, change, stringify: the floor no sandbox
  * avoids) and beside a fresh QuickJS runtime and context per call (the alternative decision
- * docs/decisions/XXXX-transformation-sandbox.md rejected). Target (issue 57): at most about 50 µs added
+ * docs/decisions/0063-transformation-sandbox.md rejected). Target (issue 57): at most about 50 µs added
  * per event, 10 % of a core at 1,000 events/s.
  *
  * Figures are CPU time per call (user and system), not wall time.

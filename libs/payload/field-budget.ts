@@ -2,7 +2,7 @@
  * The work one event's fields may cost, in nodes visited: selecting its masked and encrypted fields (for
  * its search text and its views) and matching its routes' filters, together. A body of a few kilobytes
  * nested to the depth allowed, under the heaviest path a source may save, costs a few thousand; the budget
- * is what about 5 ms of one core visits (docs/decisions/XXXX-field-work-budget.md). It is counted, not
+ * is what about 5 ms of one core visits (docs/decisions/0054-field-work-budget.md). It is counted, not
  * timed, so an event gets the same outcome on any machine, on every replay and in every view.
  */
 export const FIELD_WORK_BUDGET = 100_000;

@@ -36,7 +36,7 @@ export interface RouteTransformation {
 /**
  * Which routed destinations an event goes to, and the routes whose filters turned it away. A filter that
  * cannot be decided within the event's budget does not take it: a destination gets only what its filter
- * was seen to take (docs/decisions/XXXX-field-work-budget.md); routes without a filter take it still.
+ * was seen to take (docs/decisions/0054-field-work-budget.md); routes without a filter take it still.
  */
 export function matchRoutes(targets: RoutedTarget[], document: () => FilterDocument, budget: FieldBudget): { targets: RoutedTarget[]; filteredRouteIds: string[] } {
   if (targets.every((target) => target.filter === null)) return { targets, filteredRouteIds: [] };
