@@ -39,6 +39,11 @@ export class KafkaAdmin implements Admin {
     private readonly logger: BrokerLogger,
     private readonly names: TopicPrefix = topicPrefix(),
     private readonly durability: TopicDurability = topicDurability(3),
+    /**
+     * A new admin client seeded with the broker at `address` alone, to ask that broker itself whether it
+     * knows a new topic; without it, the broker kafkajs picks is asked.
+     */
+    private readonly seededWith?: (address: string) => KafkaJsAdmin,
   ) {}
 
   async ensureTopics(specs: TopicSpec[]): Promise<void> {
@@ -78,13 +83,31 @@ export class KafkaAdmin implements Admin {
     }
   }
 
-  /** Resolves once every partition of `topics` has a leader (the broker asked knows them all). */
-  private leadersOf(topics: string[]): Promise<void> {
-    return whileTopicsSettle(async () => {
-      const metadata = await this.client.fetchTopicMetadata({ topics });
-      const led = metadata.topics.every((topic) => topic.partitions.length > 0 && topic.partitions.every((partition) => partition.leader >= 0));
-      if (!led) throw new BrokerUnavailableError(`Kafka topics ${topics.join(', ')} have no leader yet`);
-    });
+  /**
+   * Resolves once every broker knows every partition of `topics` with its leader. Until a broker knows a
+   * new topic it answers requests about it (a consumer's subscribe and ListOffsets, a produce, a commit)
+   * with UNKNOWN_TOPIC_OR_PARTITION, and a kafkajs consumer that meets that at its join crashes and joins
+   * again, a rebalance that fails the group's commits (Kafka 3.9.2, clean-clone CI).
+   */
+  private async leadersOf(topics: string[]): Promise<void> {
+    if (!this.seededWith) return whileTopicsSettle(() => ledOn(this.client, topics));
+    const { brokers } = await this.client.describeCluster();
+    await Promise.all(brokers.map(({ host, port }) => this.ledOnBroker(`${host}:${port}`, topics)));
+  }
+
+  /**
+   * kafkajs refreshes its metadata from a broker it is connected to, and a fresh client is connected to its
+   * seed alone until that refresh succeeds (its answer then comes from any broker): so a fresh client per
+   * check, seeded with the broker to ask.
+   */
+  private async ledOnBroker(address: string, topics: string[]): Promise<void> {
+    const client = this.seededWith!(address);
+    try {
+      await client.connect();
+      await whileTopicsSettle(() => ledOn(client, topics));
+    } finally {
+      await client.disconnect();
+    }
   }
 
   /** The relay's topics (those with its prefix), by the pipeline's names. */
@@ -144,4 +167,11 @@ export class KafkaAdmin implements Admin {
       throw toBrokerError(error, `Kafka lag of group ${groupId} failed`);
     }
   }
+}
+
+/** Resolves if the broker `client` asks knows every partition of `topics` with its leader. */
+async function ledOn(client: KafkaJsAdmin, topics: string[]): Promise<void> {
+  const metadata = await client.fetchTopicMetadata({ topics });
+  const led = metadata.topics.every((topic) => topic.partitions.length > 0 && topic.partitions.every((partition) => partition.leader >= 0));
+  if (!led) throw new BrokerUnavailableError(`Kafka topics ${topics.join(', ')} have no leader yet`);
 }

@@ -49,15 +49,17 @@ export interface KafkaBrokerOptions {
 /** Connects to the cluster (bounded by `connectTimeoutMs`) and returns a broker over it. */
 export async function connectKafkaBroker(options: KafkaBrokerOptions): Promise<Broker> {
   const logger = options.logger ?? silentLogger;
-  const kafka = new Kafka({
-    clientId: options.clientId ?? 'webhook-relay',
-    brokers: options.brokers,
-    connectionTimeout: 3_000,
-    requestTimeout: options.requestTimeoutMs ?? 30_000,
-    retry: { initialRetryTime: 100, maxRetryTime: 2_000, retries: 5 },
-    logLevel: options.logger ? logLevel.WARN : logLevel.NOTHING,
-    logCreator: kafkaLogCreator(logger),
-  });
+  const clientOf = (brokers: string[]) =>
+    new Kafka({
+      clientId: options.clientId ?? 'webhook-relay',
+      brokers,
+      connectionTimeout: 3_000,
+      requestTimeout: options.requestTimeoutMs ?? 30_000,
+      retry: { initialRetryTime: 100, maxRetryTime: 2_000, retries: 5 },
+      logLevel: options.logger ? logLevel.WARN : logLevel.NOTHING,
+      logCreator: kafkaLogCreator(logger),
+    });
+  const kafka = clientOf(options.brokers);
   const admin = kafka.admin();
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
   let brokerCount: number;
@@ -74,7 +76,7 @@ export async function connectKafkaBroker(options: KafkaBrokerOptions): Promise<B
   if (durability.replicationFactor < 3) {
     logger.warn({ brokers: brokerCount, ...durability }, 'Kafka cluster has fewer than 3 brokers: topics get 1 replica, and a broker failure loses or refuses writes');
   }
-  return new KafkaBroker(kafka, admin, options, logger, durability);
+  return new KafkaBroker(kafka, admin, options, logger, durability, (address) => clientOf([address]).admin());
 }
 
 class KafkaBroker implements Broker {
@@ -92,6 +94,7 @@ class KafkaBroker implements Broker {
     options: KafkaBrokerOptions,
     private readonly logger: BrokerLogger,
     durability: TopicDurability,
+    seededWith: (address: string) => ReturnType<Kafka['admin']>,
   ) {
     this.sharedProducer = new KafkaProducer(
       kafka,
@@ -100,7 +103,7 @@ class KafkaBroker implements Broker {
     );
     this.names = topicPrefix(options.topicPrefix);
     this.prefixedProducer = { send: (topic, messages, sendOptions) => this.sharedProducer.send(this.names.qualify(topic), messages, sendOptions) };
-    this.sharedAdmin = new KafkaAdmin(adminClient, logger, this.names, durability);
+    this.sharedAdmin = new KafkaAdmin(adminClient, logger, this.names, durability, seededWith);
     this.consumerSettings = {
       maxWaitTimeInMs: options.maxWaitTimeInMs ?? 500,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 3_000,
