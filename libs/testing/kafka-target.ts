@@ -43,7 +43,7 @@ export function realKafkaBrokers(): string[] | undefined {
 
 export async function kafkaClusterFor(mocha: Context, options: { brokerCount?: number } = {}): Promise<KafkaTestCluster> {
   const brokers = realKafkaBrokers();
-  if (brokers) return realCluster(brokers);
+  if (brokers) return onRealKafka(brokers);
   if (process.env.CI === 'true') {
     throw new Error('CI runs the Kafka suites on a real cluster: start one with `npm run kafka:up` (or set KAFKA_BROKERS)');
   }
@@ -64,7 +64,8 @@ export async function kafkaClusterFor(mocha: Context, options: { brokerCount?: n
   };
 }
 
-function realCluster(brokers: string[]): KafkaTestCluster {
+/** A running Apache Kafka cluster, shared: this user's topics and groups get a prefix of their own. */
+export function onRealKafka(brokers: string[]): KafkaTestCluster {
   const prefix = `t${randomBytes(4).toString('hex')}.`;
   return {
     kind: 'real',
