@@ -32,7 +32,7 @@ describe(`a rebalance under load: a second deliverer process joins, then leaves 
   const pairs: { ingestPath: string; destinationId: string }[] = [];
   // The leave under test is the graceful one: a stop that leaves its ten groups took 14 s here, close to the default 15 s bound.
   const suite = useRelayProcesses(kafkaPostgres, { RELAY_SHUTDOWN_TIMEOUT_MS: '60000' }, async ({ start }) => {
-    const all = await start('all');
+    const all = await start('all', { startTimeoutMs: 180_000 });
     const call = apiClient(all.url, API_KEY);
     for (let n = 0; n < PAIRS; n += 1) {
       const source = await call('POST', '/api/sources', { body: { name: `Shop ${n}`, slug: `shop-${n}`, provider: 'generic' } });
@@ -56,7 +56,7 @@ describe(`a rebalance under load: a second deliverer process joins, then leaves 
     };
     const load = startSteadyLoad(RATE_PER_SECOND, send);
     const loadStartedAt = Date.now();
-    // Starting beside the load on a loaded machine (load average 19 on 2 cores) took more than the default minute.
+    // Starting beside the load on a loaded machine (load average 19 on 2 cores) took more than the default minute, as the first did.
     const deliverer = await suite.start('deliverer', { startTimeoutMs: 180_000 });
     const attemptsBy = async (member: RelayProcess) => sampleSum(await member.metrics(), 'relay_delivery_attempts_total');
     await waitFor('the second deliverer to deliver', () => attemptsBy(deliverer), (attempts) => attempts > 0, 90_000, 250);
