@@ -1,9 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { startKafkaCluster, type KafkaCluster } from '../../libs/testing/kafka-cluster.js';
+import { kafkaRuntimeAvailable, startKafkaCluster, type KafkaCluster } from '../../libs/testing/kafka-cluster.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { API_KEY, configurePipeline, ENCRYPTION_KEY, type Pipeline } from '../../libs/testing/pipeline-fixture.js';
 import { STORE_TARGETS } from '../../libs/testing/store-targets.js';
@@ -63,8 +62,6 @@ async function steadyLoad(url: string, seconds: number, during?: (elapsedMs: num
   return Promise.all(sends);
 }
 
-const javaAvailable = () => spawnSync('java', ['-version'], { stdio: 'ignore' }).status === 0 && spawnSync('mvn', ['-v'], { stdio: 'ignore' }).status === 0;
-
 describe('a relay on Apache Kafka whose brokers fail [Kafka 4.x, 3 brokers of its own + PostgreSQL]', function () {
   this.timeout(600_000);
   let cluster: KafkaCluster | undefined;
@@ -75,7 +72,7 @@ describe('a relay on Apache Kafka whose brokers fail [Kafka 4.x, 3 brokers of it
   let ingestUrl: string;
 
   before(async function () {
-    if (!javaAvailable()) {
+    if (!kafkaRuntimeAvailable()) {
       if (process.env.CI === 'true') throw new Error('java and mvn are required when CI=true (the Kafka fault suite runs Apache Kafka)');
       console.log('      skipped: java or mvn is not installed (apt-get install openjdk-17-jre-headless maven)');
       this.skip();

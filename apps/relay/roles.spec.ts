@@ -22,7 +22,7 @@ describe(`relay roles as separate processes [${kafkaPostgres.name}]`, function (
   // The api process first: it applies the migrations the others then find done.
   const suite = useRelayProcesses(kafkaPostgres, { RELAY_RETRY_JITTER: '0' }, async ({ start, processes, sink }) => {
     api = await start('api');
-    await Promise.all((['gateway', 'gateway', 'router', 'deliverer', 'recorder'] as const).map(start));
+    await Promise.all((['gateway', 'gateway', 'router', 'deliverer', 'recorder'] as const).map((role) => start(role)));
     byRole = (role) => processes.filter((member) => member.role === role);
     gateways = byRole('gateway');
     pipeline = await configurePipeline(api.url, `${sink.url}/hooks`);

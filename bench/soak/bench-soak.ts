@@ -2,12 +2,15 @@
  * Open-loop soak of a whole relay: can it keep up with a source sending at a plan's rate?
  *
  *   node --import tsx bench/soak/bench-soak.ts [--rates 1000,2000,3000,4000,6000] [--seconds 20] [--sources 1]
- *        [--postgres] [--kafka] [--split] [--env NAME=VALUE ...] [--node-option OPTION ...] [--cpu-prof] [--all-rates] [--timeline]
+ *        [--postgres] [--kafka | --kafka-own N] [--split] [--env NAME=VALUE ...] [--node-option OPTION ...] [--cpu-prof] [--all-rates] [--timeline]
  *
  * The relay runs what `npm start` runs (the bench builds `dist/` first and starts `dist/apps/relay/main.js`
  * with a fresh data directory), all roles in one process; `--split` runs api, gateway, router, deliverer and
  * recorder as processes of their own (needs `--kafka --postgres`). `--postgres` puts the store on a fresh
- * database of the local server (dropped after), `--kafka` the broker on librdkafka's mock cluster (`kcat`).
+ * database of the local server (dropped after), `--kafka` the broker on Apache Kafka: the cluster of
+ * `npm run kafka:up` in this checkout (or `KAFKA_BROKERS`), with a topic prefix of the run's own (deleted
+ * after), else, where none runs, librdkafka's mock cluster (`kcat`); `--kafka-own N` on an Apache Kafka
+ * cluster of N brokers started for the run (in a temp dir, stopped after).
  * The sink is a process of its own (bench/relay/sink-process.ts). The generator sends codehost-signed,
  * unique 1 KB bodies (made and signed before each rate's load: webhook-sender.ts) on a fixed schedule,
  * round-robin over `--sources` sources routed to one destination, and times every answer from its scheduled
@@ -23,7 +26,7 @@
  * minus the scheduled moment), how far behind the search index was when the deliveries had drained and how long
  * it took to catch up, the relay's peak RSS and its CPU time per event (load, drain and the index's catch-up; with `--split`,
  * each process's too; and who kept the machine's cores busy during the load: the relay, the PostgreSQL server,
- * the mock cluster, the sink, the generator and the rest; with `--postgres`, the commits and rows its database wrote per event and how much it
+ * the Kafka brokers (or the mock cluster), the sink, the generator and the rest; with `--postgres`, the commits and rows its database wrote per event and how much it
  * grew, from the server's statistics of that database; with `--kafka`, its Kafka requests per event by API
  * and by consumer group, bench/soak/kafka-requests.ts), and the event-loop delay (p99, max) of the
  * thread that takes the webhooks during the load and each thread's heap at its end, from its `/metrics`; how many
@@ -49,6 +52,8 @@ import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { apiClient } from '../../libs/testing/api-client.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
 import { startKafkaMock } from '../../libs/testing/kafka-mock.js';
+import { readClusterState, startKafkaCluster } from '../../libs/testing/kafka-cluster.js';
+import { onRealKafka, realKafkaBrokers } from '../../libs/testing/kafka-target.js';
 import { createTestDatabase } from '../../libs/testing/postgres.js';
 import { startRelayProcess, tempDataDir, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
@@ -79,6 +84,7 @@ const { values: args } = parseArgs({
     sources: { type: 'string', default: '1' },
     postgres: { type: 'boolean', default: false },
     kafka: { type: 'boolean', default: false },
+    'kafka-own': { type: 'string' },
     split: { type: 'boolean', default: false },
     env: { type: 'string', multiple: true, default: [] },
     'node-option': { type: 'string', multiple: true, default: [] },
@@ -90,6 +96,9 @@ const { values: args } = parseArgs({
 const rates = args.rates.split(',').map(Number);
 const seconds = Number(args.seconds);
 const sourceCount = Number(args.sources);
+const ownBrokers = args['kafka-own'] === undefined ? undefined : Number(args['kafka-own']);
+// Every Kafka shape is `args.kafka` from here on; `ownBrokers` says which.
+if (ownBrokers !== undefined) args.kafka = true;
 if (args.split && !(args.kafka && args.postgres)) throw new Error('--split needs --kafka and --postgres: processes share no embedded log or SQLite file');
 const extraEnv = Object.fromEntries(args.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const profileDir = args['cpu-prof'] ? fs.mkdtempSync(path.join(os.tmpdir(), 'soak-profiles-')) : undefined;
@@ -107,8 +116,10 @@ interface Deployment {
   ingestUrl: string;
   /** The store's database, with `--postgres`. */
   databaseUrl?: string;
-  /** The kcat process hosting the mock cluster, with `--kafka`. */
-  kafkaMockPid?: number;
+  /** What the broker runs on, for the shape line: Apache Kafka (and its version) or the mock. */
+  kafkaShape?: string;
+  /** The broker JVMs (or the kcat process hosting the mock cluster), with `--kafka`; empty where unknown (KAFKA_BROKERS). */
+  kafkaPids: number[];
   stop(): Promise<void>;
 }
 
@@ -117,7 +128,7 @@ async function startDeployment(): Promise<Deployment> {
   const cleanups: (() => Promise<void>)[] = [];
   const dataDir = tempDataDir();
   cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
-  let kafkaMockPid: number | undefined;
+  let kafka: KafkaUnderBench | undefined;
   const env: Record<string, string> = {
     RELAY_DATA_DIR: dataDir,
     RELAY_API_KEY: API_KEY,
@@ -131,10 +142,9 @@ async function startDeployment(): Promise<Deployment> {
     env.DATABASE_URL = database.url;
   }
   if (args.kafka) {
-    const kafka = await startKafkaMock();
-    cleanups.push(() => kafka.stop());
-    kafkaMockPid = kafka.pid;
-    env.KAFKA_BROKERS = kafka.brokers.join(',');
+    kafka = await startKafka();
+    cleanups.push(kafka.cleanup);
+    Object.assign(env, kafka.env);
   }
   Object.assign(env, extraEnv);
   const processes: RelayProcess[] = [];
@@ -161,16 +171,41 @@ async function startDeployment(): Promise<Deployment> {
   try {
     if (!args.split) {
       const all = await start('all');
-      return { processes, kafkaRequestFiles, apiUrl: all.url, ingestUrl: all.url, databaseUrl: env.DATABASE_URL, kafkaMockPid, stop };
+      return { processes, kafkaRequestFiles, apiUrl: all.url, ingestUrl: all.url, databaseUrl: env.DATABASE_URL, kafkaShape: kafka?.shape, kafkaPids: kafka?.pids ?? [], stop };
     }
     // The api process first: it applies the migrations the others then find done.
     const api = await start('api');
     const [gateway] = await Promise.all((['gateway', 'router', 'deliverer', 'recorder'] as const).map(start));
-    return { processes, kafkaRequestFiles, apiUrl: api.url, ingestUrl: gateway!.url, databaseUrl: env.DATABASE_URL, kafkaMockPid, stop };
+    return { processes, kafkaRequestFiles, apiUrl: api.url, ingestUrl: gateway!.url, databaseUrl: env.DATABASE_URL, kafkaShape: kafka?.shape, kafkaPids: kafka?.pids ?? [], stop };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+interface KafkaUnderBench {
+  shape: string;
+  env: Record<string, string>;
+  pids: number[];
+  cleanup(): Promise<void>;
+}
+
+/** The Kafka the options ask for: a cluster of the run's own, the running one (topics under a prefix of the run's own), or the mock. */
+async function startKafka(): Promise<KafkaUnderBench> {
+  if (ownBrokers !== undefined) {
+    const cluster = await startKafkaCluster({ dir: fs.mkdtempSync(path.join(os.tmpdir(), 'bench-soak-kafka-')), brokerCount: ownBrokers });
+    const env = { KAFKA_BROKERS: cluster.brokers.join(','), KAFKA_SESSION_TIMEOUT_MS: '6000' };
+    return { shape: `Apache Kafka ${cluster.version} (${ownBrokers} broker(s) of the run's own)`, env, pids: cluster.nodes.map((node) => node.pid!), cleanup: () => cluster.stop() };
+  }
+  const brokers = realKafkaBrokers();
+  if (brokers) {
+    const shared = onRealKafka(brokers);
+    const state = readClusterState();
+    const pids = state && brokers.join(',') === state.brokers.join(',') ? state.nodes.flatMap((node) => (node.pid === undefined ? [] : [node.pid])) : [];
+    return { shape: `Apache Kafka ${state?.version ?? ''} (${brokers.length} broker(s) of npm run kafka:up)`, env: shared.env, pids, cleanup: shared.cleanup };
+  }
+  const mock = await startKafkaMock();
+  return { shape: 'Kafka mock cluster', env: { KAFKA_BROKERS: mock.brokers.join(',') }, pids: [mock.pid], cleanup: () => mock.stop() };
 }
 
 /** Writes a relay process's log where it can be read after the run, and says how many warnings and errors it holds. */
@@ -319,7 +354,7 @@ async function searchIndexLag(deployment: Deployment): Promise<number> {
 
 /**
  * Who uses the machine's cores: the relay, the PostgreSQL server (with `--postgres`; the local server
- * serves nothing else during the run), the mock cluster (with `--kafka`), the sink, and this process (the
+ * serves nothing else during the run), the Kafka brokers or mock cluster (with `--kafka`), the sink, and this process (the
  * generator, and the bench's own reads); the rest is `other`.
  */
 function cpuShares(deployment: Deployment, sink: BenchSink) {
@@ -327,7 +362,7 @@ function cpuShares(deployment: Deployment, sink: BenchSink) {
   return cpuByParty({
     relay: () => processUsage(pids).cpuMs,
     ...(deployment.databaseUrl ? { postgres: postgresServerCpuMs } : {}),
-    ...(deployment.kafkaMockPid ? { 'kafka mock': () => processUsage([deployment.kafkaMockPid!]).cpuMs } : {}),
+    ...(deployment.kafkaPids.length > 0 ? { kafka: () => processUsage(deployment.kafkaPids).cpuMs } : {}),
     sink: () => processUsage([sink.pid]).cpuMs,
     generator: () => {
       const own = process.cpuUsage();
@@ -424,7 +459,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   return { rate, sustained, ingestP99: nearestRank(ingest, 99), e2eP99, peakRss };
 }
 
-const shape = `${args.split ? 'roles split into processes' : 'all roles in one process'}, ${args.kafka ? 'Kafka mock cluster' : 'embedded log'} + ${args.postgres ? 'PostgreSQL' : 'SQLite'}`;
+const shape = `${args.split ? 'roles split into processes' : 'all roles in one process'}, ${args.kafka ? 'Kafka' : 'embedded log'} + ${args.postgres ? 'PostgreSQL' : 'SQLite'}`;
 console.log(`soak bench: ${shape}; ${sourceCount} codehost source(s) -> one destination, unique ${BODY_BYTES} B signed bodies; ${os.cpus().length} cores; ${new Date().toISOString()}`);
 // The relay runs from dist/: it must hold the sources as they are now.
 execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
@@ -437,6 +472,7 @@ const stopSink = async (error: unknown): Promise<never> => {
 };
 const forwardCarried = await floorLine(sink).catch(stopSink);
 const deployment = await startDeployment().catch(stopSink);
+if (deployment.kafkaShape) console.log(`broker: ${deployment.kafkaShape}`);
 const steps: Step[] = [];
 try {
   const paths = await configure(deployment.apiUrl, sink);

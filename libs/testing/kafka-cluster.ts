@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { unusedLoopbackPort } from './free-port.js';
+import { statState, untilStopped } from './stopped-process.js';
 
 /**
  * A local Apache Kafka cluster in KRaft combined mode (each node broker and controller) on 127.0.0.1,
@@ -21,6 +22,10 @@ export const DEFAULT_KAFKA_VERSION = KAFKA_VERSIONS['4'];
 /** `KAFKA_VERSION` as given: a line ("4", "3.9") or an exact version ("4.1.1"). */
 export const kafkaVersion = (requested: string | undefined): string =>
   !requested ? DEFAULT_KAFKA_VERSION : ((KAFKA_VERSIONS as Record<string, string>)[requested] ?? requested);
+
+/** Whether this machine can run a cluster: a JVM and Maven (which fetches the jars once). */
+export const kafkaRuntimeAvailable = (): boolean =>
+  spawnSync('java', ['-version'], { stdio: 'ignore' }).status === 0 && spawnSync('mvn', ['-v'], { stdio: 'ignore' }).status === 0;
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 /** Where `npm run kafka:up` keeps its cluster (state file, configs, logs, data): in this checkout, outside git. */
@@ -103,6 +108,12 @@ export interface KafkaClusterOptions {
 export interface KafkaCluster extends KafkaClusterState {
   /** SIGKILLs node `id`'s JVM and resolves once it has exited. */
   kill(id: number): Promise<void>;
+  /**
+   * Freezes node `id`'s JVM (SIGSTOP) and resolves once every thread of it has stopped: requests sent to
+   * it after that stay unanswered until `resume`.
+   */
+  pause(id: number): Promise<void>;
+  resume(id: number): void;
   /** Starts node `id` again on its ports and data; resolves once its port answers. */
   restart(id: number): Promise<void>;
   /** Kills every node and deletes the cluster's directory. */
@@ -166,6 +177,16 @@ function clusterOf(state: KafkaClusterState, classpath: string, heapMb: number):
     kill: async (id) => {
       await killNode(state, node(id));
       writeState(state);
+    },
+    pause: async (id) => {
+      const { pid } = node(id);
+      if (pid === undefined) throw new Error(`Kafka node ${id} is down`);
+      process.kill(pid, 'SIGSTOP');
+      await untilStopped(pid);
+    },
+    resume: (id) => {
+      const { pid } = node(id);
+      if (pid !== undefined) process.kill(pid, 'SIGCONT');
     },
     restart: async (id) => {
       launch(state, node(id), classpath, heapMb);
@@ -253,7 +274,7 @@ async function killNode(state: KafkaClusterState, node: KafkaNode): Promise<void
 function isNodeProcess(pid: number, dir: string, id: number): boolean {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') return false;
+    if (statState(stat) === 'Z') return false;
     return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(configFile(dir, id));
   } catch {
     return false;

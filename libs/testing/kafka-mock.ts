@@ -1,6 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
-import type { Context } from 'mocha';
+import { untilStopped } from './stopped-process.js';
 
 /**
  * librdkafka's in-process mock cluster, hosted by a `kcat` consumer (Debian package `kcat`). It speaks the
@@ -30,16 +29,6 @@ export function kcatAvailable(): boolean {
   return spawnSync('kcat', ['-V'], { stdio: 'ignore' }).status === 0;
 }
 
-/** Starts a mock cluster for a suite; skips the suite where kcat is missing, except on CI, where the Kafka suites are mandatory. */
-export async function startKafkaMockOrSkip(mocha: Context, options?: KafkaMockOptions): Promise<KafkaMockCluster> {
-  if (!kcatAvailable()) {
-    if (process.env.CI === 'true') throw new Error('kcat is required when CI=true for the Kafka mock cluster (apt-get install -y kcat)');
-    console.log('      skipped: kcat (librdkafka mock cluster) is not installed (apt-get install -y kcat)');
-    mocha.skip();
-  }
-  return startKafkaMock(options);
-}
-
 // librdkafka logs e.g. "Mock cluster enabled: ... replaced with 127.0.0.1:1,127.0.0.1:2" (and, with
 // `-d mock`, "bootstrap.servers=127.0.0.1:1,...").
 const BOOTSTRAP = /(?:bootstrap\.servers=|replaced with )(127\.0\.0\.1:\d+(?:,127\.0\.0\.1:\d+)*)/;
@@ -59,7 +48,7 @@ export async function startKafkaMock(options: KafkaMockOptions = {}): Promise<Ka
       pid: child.pid!,
       pause: async () => {
         child.kill('SIGSTOP');
-        await stopped(child.pid!);
+        await untilStopped(child.pid!);
       },
       resume: () => void child.kill('SIGCONT'),
       stop: async () => {
@@ -98,22 +87,6 @@ function bootstrapServers(child: ChildProcess, timeoutMs: number): Promise<strin
     });
   });
 }
-
-/** Resolves once every thread of process `pid` is in the stopped state (`T` in /proc/<pid>/task/<tid>/stat). */
-async function stopped(pid: number): Promise<void> {
-  for (;;) {
-    // A thread that ended between the listing and its read is simply not counted.
-    const threads = await readdir(`/proc/${pid}/task`).catch(() => []);
-    const states = await Promise.all(threads.map((tid) => readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').then(statState, () => undefined)));
-    const live = states.filter((state) => state !== undefined);
-    if (live.length === 0 || live.some((state) => state === 'Z' || state === 'X')) throw new Error(`the mock cluster (pid ${pid}) has exited`);
-    if (live.every((state) => state === 'T' || state === 't')) return;
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-}
-
-/** The state field of a /proc stat line: the first field after the command name, which is in parentheses and may hold spaces. */
-const statState = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
 
 function terminate(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();

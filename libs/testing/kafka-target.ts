@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Context } from 'mocha';
-import { readClusterState } from './kafka-cluster.js';
+import { kafkaRuntimeAvailable, readClusterState, startKafkaCluster } from './kafka-cluster.js';
 import { kcatAvailable, startKafkaMock } from './kafka-mock.js';
 
 /**
@@ -40,7 +43,7 @@ export function realKafkaBrokers(): string[] | undefined {
 
 export async function kafkaClusterFor(mocha: Context, options: { brokerCount?: number } = {}): Promise<KafkaTestCluster> {
   const brokers = realKafkaBrokers();
-  if (brokers) return realCluster(brokers);
+  if (brokers) return onRealKafka(brokers);
   if (process.env.CI === 'true') {
     throw new Error('CI runs the Kafka suites on a real cluster: start one with `npm run kafka:up` (or set KAFKA_BROKERS)');
   }
@@ -61,7 +64,8 @@ export async function kafkaClusterFor(mocha: Context, options: { brokerCount?: n
   };
 }
 
-function realCluster(brokers: string[]): KafkaTestCluster {
+/** A running Apache Kafka cluster, shared: this user's topics and groups get a prefix of their own. */
+export function onRealKafka(brokers: string[]): KafkaTestCluster {
   const prefix = `t${randomBytes(4).toString('hex')}.`;
   return {
     kind: 'real',
@@ -88,4 +92,56 @@ async function deletePrefixed(brokers: string[], prefix: string): Promise<void> 
   } finally {
     await admin.disconnect().catch(() => undefined);
   }
+}
+
+/**
+ * A Kafka cluster a suite may freeze and stop: never the shared one. Apache Kafka, a cluster of the suite's
+ * own started in a temp directory, where a JVM and Maven are installed (mandatory on CI); else, locally,
+ * the librdkafka mock (`KAFKA_TEST_CLUSTER=mock` asks for it even where Kafka could run: it starts in
+ * under a second where a JVM broker takes 10-60 s).
+ */
+export interface KafkaClusterToFault {
+  kind: 'real' | 'mock';
+  brokers: string[];
+  /** Relay settings for this cluster. */
+  env: Record<string, string>;
+  /** Freezes every broker (SIGSTOP) and resolves once they are frozen: requests sent after that stay unanswered until `resume`. */
+  pause(): Promise<void>;
+  resume(): void;
+  /** SIGKILLs every broker: connections to them are refused from then on. */
+  stopBrokers(): Promise<void>;
+  /** Stops whatever still runs and deletes the cluster's data. */
+  cleanup(): Promise<void>;
+}
+
+export async function kafkaClusterToFault(mocha: Context, options: { brokerCount?: number } = {}): Promise<KafkaClusterToFault> {
+  const brokerCount = options.brokerCount ?? 1;
+  if (process.env.KAFKA_TEST_CLUSTER !== 'mock' && kafkaRuntimeAvailable()) {
+    const cluster = await startKafkaCluster({ dir: fs.mkdtempSync(path.join(os.tmpdir(), 'relay-kafka-own-')), brokerCount, heapMb: 256 });
+    const ids = cluster.nodes.map((node) => node.id);
+    return {
+      kind: 'real',
+      brokers: cluster.brokers,
+      env: { KAFKA_BROKERS: cluster.brokers.join(','), KAFKA_SESSION_TIMEOUT_MS: '6000' },
+      pause: async () => void (await Promise.all(ids.map((id) => cluster.pause(id)))),
+      resume: () => ids.forEach((id) => cluster.resume(id)),
+      stopBrokers: async () => void (await Promise.all(ids.map((id) => cluster.kill(id)))),
+      cleanup: () => cluster.stop(),
+    };
+  }
+  if (process.env.CI === 'true') throw new Error('CI runs the Kafka fault cases on Apache Kafka: java and mvn are required (apt-get install openjdk-17-jre-headless maven)');
+  if (!kcatAvailable()) {
+    console.log('      skipped: neither java and mvn (Apache Kafka) nor kcat (the librdkafka mock) is installed');
+    mocha.skip();
+  }
+  const mock = await startKafkaMock({ brokerCount });
+  return {
+    kind: 'mock',
+    brokers: mock.brokers,
+    env: { KAFKA_BROKERS: mock.brokers.join(','), KAFKA_MAX_WAIT_MS: String(MOCK_FETCH_WAIT_MS) },
+    pause: () => mock.pause(),
+    resume: () => mock.resume(),
+    stopBrokers: () => mock.stop(),
+    cleanup: () => mock.stop(),
+  };
 }

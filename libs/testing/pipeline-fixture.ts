@@ -4,7 +4,7 @@ import { apiClient } from './api-client.js';
 import { openStore, type Store } from '../store/store.js';
 import type { BackendTarget } from './backend-targets.js';
 import { startHttpSink, type HttpSink } from './http-sink.js';
-import { printOutputOnFailure, startRelayProcess, type RelayProcess } from './relay-child-process.js';
+import { printOutputOnFailure, startRelayProcess, type RelayProcess, type RelayProcessOptions } from './relay-child-process.js';
 
 /** Shared by the process-level suites: set up a source -> destination route and watch deliveries settle. */
 
@@ -67,7 +67,7 @@ export interface RelayProcesses {
   store: Store;
   processes: RelayProcess[];
   /** Starts a process of `role` on the suite's backend; it is killed after the suite. */
-  start(role: Role): Promise<RelayProcess>;
+  start(role: Role, options?: RelayProcessOptions): Promise<RelayProcess>;
 }
 
 /**
@@ -83,8 +83,8 @@ export function useRelayProcesses(target: BackendTarget, settings: Record<string
     cleanup = location.cleanup;
     const env = { ...location.env, RELAY_API_KEY: API_KEY, RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY, ...settings };
     suite.sink = await startHttpSink();
-    suite.start = async (role) => {
-      const member = await startRelayProcess(role, env);
+    suite.start = async (role, options) => {
+      const member = await startRelayProcess(role, env, options);
       suite.processes.push(member);
       return member;
     };

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Kafka, logLevel, type Message } from 'kafkajs';
 import { countingKafka } from '../../testing/counting-kafka.js';
-import { startKafkaMockOrSkip, type KafkaMockCluster } from '../../testing/kafka-mock.js';
+import { kafkaClusterToFault, type KafkaClusterToFault } from '../../testing/kafka-target.js';
 import { ManualTimers } from '../../testing/manual-timers.js';
 import { silentLogger } from '../silent-logger.js';
 import { KafkaProducer, requestsOfBoundedSize } from './kafka-producer.js';
@@ -28,16 +28,24 @@ describe('requestsOfBoundedSize', () => {
   });
 });
 
-describe('KafkaProducer on the librdkafka mock cluster', function () {
-  this.timeout(30_000);
-  let cluster: KafkaMockCluster | undefined;
+/** The topics the cases send to, made before them (a real broker answers the first send to an unknown topic with a retriable error). */
+const TOPICS = ['spec.turn', 'spec.other', 'spec.flight', 'spec.gather', 'spec.plain', 'spec.failure'];
 
-  beforeEach(async function () {
-    cluster = await startKafkaMockOrSkip(this, { brokerCount: 1 });
+describe('KafkaProducer on a cluster of one broker of its own (Apache Kafka; locally, without a JVM, the librdkafka mock)', function () {
+  this.timeout(180_000);
+  let cluster: KafkaClusterToFault | undefined;
+
+  before(async function () {
+    cluster = await kafkaClusterToFault(this, { brokerCount: 1 });
+    // A client that retries, so the brokers' auto-creation of each topic settles before the cases.
+    const warmUp = new Kafka({ brokers: cluster.brokers, logLevel: logLevel.NOTHING }).producer();
+    await warmUp.connect();
+    for (const topic of TOPICS) await warmUp.send({ topic, messages: [{ key: 'created', value: 'created' }] });
+    await warmUp.disconnect();
   });
 
-  afterEach(async function () {
-    await cluster?.stop();
+  after(async () => {
+    await cluster?.cleanup();
   });
 
   /** A producer over a kafkajs client that counts its requests; no retries, so a failure shows at once. */
@@ -99,10 +107,11 @@ describe('KafkaProducer on the librdkafka mock cluster', function () {
     await producer.close();
   });
 
+  // Stops the brokers: the last case.
   it('fails each send that shared a failed produce request with the failure', async () => {
     const { producer } = countingProducer();
     await producer.send('spec.failure', [record('warm-up')]);
-    await cluster!.stop();
+    await cluster!.stopBrokers();
     const outcomes = await Promise.allSettled(['a', 'b', 'c'].map((key) => producer.send('spec.failure', [record(key)])));
     expect(outcomes.map((outcome) => (outcome.status === 'rejected' ? (outcome.reason as Error).constructor.name : 'fulfilled'))).to.deep.equal([
       'BrokerUnavailableError',
