@@ -6,7 +6,7 @@ import { createLogger } from '../../libs/logging/logger.js';
 import { startHttpSink, type HttpSink, type RecordedRequest } from '../../libs/testing/http-sink.js';
 import { HeldAnswers } from '../../libs/testing/held-answers.js';
 import { createDeliverer } from './deliverer.js';
-import { startDelivererHarness, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
+import { startDelivererHarness, type DelivererHarness } from '../../testing/deliverer-harness.js';
 import { createSqlSourceLines } from './source-lines.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import { destinationTopic } from '../../libs/pipeline/topology.js';

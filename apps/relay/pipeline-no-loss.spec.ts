@@ -7,9 +7,9 @@ import { unusedLoopbackPort } from '../../libs/testing/free-port.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { consumedAll } from '../../libs/testing/consumer-lag.js';
 import { waitFor, isDefined, isTrue } from '../../libs/testing/wait-for.js';
-import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from '../../libs/testing/pipeline-fixture.js';
+import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from '../../testing/pipeline-fixture.js';
 import { printOutputOnFailure, startRelayProcess, type RelayProcess } from '../../libs/testing/relay-child-process.js';
-import { useRelayHarness } from '../../libs/testing/relay-harness.js';
+import { useRelayHarness } from '../../testing/relay-harness.js';
 import { DELIVERER_GROUP, destinationTopic, LANES_GROUP, LANES_TOPIC, INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 
 /**
