@@ -22,7 +22,7 @@ import { startHttpSink, type HttpSink } from '../libs/testing/http-sink.js';
 import { createDeliverer, type Deliverer } from '../apps/deliverer/deliverer.js';
 import { createStoreDeliveryLookup } from '../libs/delivery/store-lookup.js';
 import { createGoneDestinations, type GoneDestinations } from '../apps/deliverer/gone-destinations.js';
-import { createSqlSourceLines } from '../apps/deliverer/source-lines.js';
+import { createSqlSourceLines } from '../libs/ordering/source-lines.js';
 import type { Schedule } from '../libs/time/schedule.js';
 import { ATTEMPTS_TOPIC, CONFIG_TOPIC, DEAD_LETTER_TOPIC, destinationTopic } from '../libs/pipeline/topology.js';
 

@@ -7,7 +7,7 @@ import { startHttpSink, type HttpSink, type RecordedRequest } from '../../libs/t
 import { HeldAnswers } from '../../libs/testing/held-answers.js';
 import { createDeliverer } from './deliverer.js';
 import { startDelivererHarness, type DelivererHarness } from '../../testing/deliverer-harness.js';
-import { createSqlSourceLines } from './source-lines.js';
+import { createSqlSourceLines } from '../../libs/ordering/source-lines.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import { destinationTopic } from '../../libs/pipeline/topology.js';
 

@@ -6,7 +6,7 @@ import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { DELIVERER_GROUP, DESTINATION_PARTITIONS, destinationTopic, LANES_GROUP, RETRY_GROUP } from '../../libs/pipeline/topology.js';
 import { createDeliverer } from './deliverer.js';
 import { createGoneDestinations } from './gone-destinations.js';
-import { createSqlSourceLines } from './source-lines.js';
+import { createSqlSourceLines } from '../../libs/ordering/source-lines.js';
 
 /** Sends jobs to destinations, with breakers, rate limits and retry tiers; reports every attempt. */
 export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce }): Role => {

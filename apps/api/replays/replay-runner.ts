@@ -3,7 +3,7 @@ import { isRelayError } from '../../../libs/errors/errors.js';
 import type { Logger } from '../../../libs/logging/logger.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
 import { snapshotEventIdsAfter, type EventFilter, type EventKey } from '../../../libs/ledger/event-queries.js';
-import { dropSnapshot } from './replay-snapshot.js';
+import { dropSnapshot } from '../../../libs/replays/replay-snapshot.js';
 import { MAX_BULK_REPLAY_DELIVERIES } from '../events/event-replay.js';
 
 /** What one step of a job does with its next events: the bulk replay, wired by the composition root. */

@@ -6,7 +6,7 @@ import type { ApiDeps } from '../api-deps.js';
 import { matchingBound, matchingSample } from '../../../libs/ledger/event-queries.js';
 import { namedTargets, replayEvents, type ReplayDeps } from '../events/event-replay.js';
 import type { ReplayEvents } from './replay-runner.js';
-import { dropSnapshot } from './replay-snapshot.js';
+import { dropSnapshot } from '../../../libs/replays/replay-snapshot.js';
 import type { CreateReplayInput } from './replay-schema.js';
 import { REPLAY_COLUMNS, replayView, type ReplayRecord } from './replay-view.js';
 

@@ -1,5 +1,5 @@
-import type { DeliveryJob } from '../../libs/pipeline/delivery-job.js';
-import type { SqlClient } from '../../libs/store/sql-client.js';
+import type { DeliveryJob } from '../pipeline/delivery-job.js';
+import type { SqlClient } from '../store/sql-client.js';
 
 /** A job kept while it waits for its turn, as its record was. */
 export interface WaitingJob {
