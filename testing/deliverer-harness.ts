@@ -11,6 +11,7 @@ import { createLogger } from '../libs/logging/logger.js';
 import { createRelayMetrics, type RelayMetrics } from '../libs/metrics/relay-metrics.js';
 import { decodeAttemptRecord, type AttemptRecord } from '../libs/pipeline/attempt-record.js';
 import { decodeConfigChange, encodeConfigChange, type ConfigChange } from '../libs/pipeline/config-change.js';
+import { createDeadLetters, type DeadLetters } from '../libs/pipeline/dead-letter.js';
 import { encodeDeliveryJob, type DeliveryJob } from '../libs/pipeline/delivery-job.js';
 import { createSecretBox, type SecretBox } from '../libs/secrets/secret-box.js';
 import { generateSigningSecret } from '../libs/secrets/signing-secret.js';
@@ -85,6 +86,8 @@ export interface DelivererHarness {
   metrics: RelayMetrics;
   /** What the deliverer disables gone destinations with (announced on relay.config). */
   gone: GoneDestinations;
+  /** The one way into relay.dead, counted in `metrics` (what the deliverer role is given). */
+  deadLetters: DeadLetters;
   deliverer: Deliverer;
   orgId: string;
   source: SourceRow;
@@ -123,6 +126,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
   const source = await store.sources.insert(sourceRow(org.id, { name: 'Shop', slug: 'shop-events', provider: 'generic', dedupStrategy: 'none' }));
   const metrics = createRelayMetrics({ defaultMetrics: false });
   const pausedKeys = new Set<string>();
+  const deadLetters = createDeadLetters((topic, messages) => broker.producer().send(topic, messages), metrics.deadLetters);
   const gone = createGoneDestinations(store.sql, (change) => broker.producer().send(CONFIG_TOPIC, [encodeConfigChange(change)]));
   const requestsSent = new Map<Deliverer, number>();
   const newDeliverer = () => {
@@ -141,7 +145,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
       sender: counted,
       metrics,
       gone,
-      lines: createSqlSourceLines(store.sql),
+      lines: createSqlSourceLines(store.sql, deadLetters),
       logger: quietLogger,
       jitter: 0,
       maxInFlight: options.maxInFlight,
@@ -196,6 +200,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
     secrets,
     metrics,
     gone,
+    deadLetters,
     deliverer,
     orgId: org.id,
     source,

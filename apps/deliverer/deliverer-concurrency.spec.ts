@@ -89,7 +89,7 @@ describe('deliverer: concurrency', function () {
         sender,
         metrics: h.metrics,
         gone: h.gone,
-        lines: createSqlSourceLines(h.store.sql),
+        lines: createSqlSourceLines(h.store.sql, h.deadLetters),
         logger: createLogger({ level: 'silent' }),
         jitter: 0,
       };

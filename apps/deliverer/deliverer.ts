@@ -55,7 +55,7 @@ export interface DelivererOptions {
   metrics: RelayMetrics;
   /** Disables destinations that answer `410 Gone`: `createGoneDestinations(sql, announce)`. */
   gone: GoneDestinations;
-  /** The lines of ordered destinations (`ordering: "source"`): `createSqlSourceLines(sql)`. */
+  /** The lines of ordered destinations (`ordering: "source"`): `createSqlSourceLines(sql, deadLetters)`. */
   lines: SourceLines;
   logger: DelivererLogger;
   /** Fraction of each retry delay added or removed at random (`RELAY_RETRY_JITTER`). */
