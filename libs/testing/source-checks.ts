@@ -1,5 +1,7 @@
 /**
- * Functions longer than a reader takes in at once, found without a TypeScript parser (the compiler here
+ * Checks of the house rules that read source text (apps/tree-boundaries.spec.ts).
+ *
+ * Functions longer than a reader takes in at once are found without a TypeScript parser (the compiler here
  * is the native one, which has no JavaScript API): strings, templates, comments and regular expressions
  * are blanked, then each `{` that opens a function body (after `=>`, or after a parameter list that no
  * `if`, `for`, `while`, `switch` or `catch` owns) is matched to its `}`.
@@ -115,4 +117,18 @@ export function longFunctions(source: string, maxLines: number): LongFunction[] 
     if (lines > maxLines) long.push({ line: lineAt[block.at]!, lines });
   }
   return long;
+}
+
+/** Statements (upper case, as the code writes them) in string and template text: what only a table's owner in libs may write. */
+const RAW_STATEMENT = /\b(SELECT\s+(DISTINCT\s+)?[\w"*(]|INSERT\s+INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s)/;
+/** Calls that run SQL or reach TypeORM itself, past the owners' functions. */
+const STORE_CALL = /\.(query|createQueryBuilder|getRepository)\s*[<(]|\.manager\.|\.dataSource\b|\b(sql|tx)\.(all|run)\s*[<(]/;
+
+/** Where `source` holds SQL or a direct store call, as `line: text`. */
+export function sqlIn(source: string): string[] {
+  const code = codeOnly(source).split('\n');
+  return source.split('\n').flatMap((text, index) => {
+    const literalText = [...text.matchAll(/'[^']*'|"[^"]*"|`[^`]*`?/g)].map((match) => match[0]).join(' ');
+    return RAW_STATEMENT.test(literalText) || STORE_CALL.test(code[index] ?? '') ? [`${index + 1}: ${text.trim()}`] : [];
+  });
 }
