@@ -15,89 +15,80 @@ import { createKeyRateLimits } from './key-rate-limits.js';
 import { TEST_ANSWER_BODY_BYTES } from './destinations/destination-test.js';
 import { createPayloadViews } from './events/payload-views.js';
 
-export interface ApiRoleOptions {
-  /** Event ids a replay job copies into its snapshot per step (the runner's default when not given). */
-  replaySnapshotChunk?: number;
-  /** The clock of the per-key rate limits; tests hold it still to put a burst in one instant. */
-  clock?: () => number;
-}
-
 /** The management API at `/api`, and the replay jobs it starts. */
-export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
-  return async ({ config, store, secrets, logger, publish, announce, limits, metrics }): Promise<Role> => {
-    const apiKeys = createKeyAuthenticator({
-      keys: store.apiKeys,
-      organizations: store.organizations,
-      onTouchError: (error) => logger.warn({ err: error }, "could not record an API key's last use"),
-    });
-    const routeTargets = createRouteTargets(store.sql);
-    // The breaker states deliverers announce, this process's own included.
-    const circuits = new Map<string, CircuitState>();
-    // Destination tests only: their answers show at most the first TEST_ANSWER_BODY_BYTES of a body.
-    const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations, responseBodyLimitBytes: TEST_ANSWER_BODY_BYTES });
-    const transformSandbox = await createTransformSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
-    const transformations = transformationRunner({ sandbox: transformSandbox, secrets, limits, metrics });
-    const replayDeps = {
-      store,
-      secrets,
-      now: Date.now,
-      publish,
-      routesFor: routeTargets.forSource,
-      lanes: Boolean(config.kafkaBrokers),
-      maxRoutesPerSource: config.maxRoutesPerSource,
-      transformations,
-    };
-    const replayRunner = createReplayRunner({
-      sql: store.sql,
-      replayEvents: replayJobEvents(replayDeps),
-      logger,
-      snapshotChunk: options.replaySnapshotChunk,
-      stepSize: replayStepSize(config.maxRoutesPerSource),
-    });
-    const payloadViews = createPayloadViews();
-    const api = apiRouter({
-      ...replayDeps,
-      apiKeys,
-      publicUrl: config.publicUrl,
-      trustProxy: config.trustProxy,
-      logger,
-      announce,
-      httpSender,
-      checkTarget: createTargetCheck({ blockPrivateDestinations: config.blockPrivateDestinations }),
-      circuitState: (destinationId) => circuits.get(destinationId) ?? 'closed',
-      wakeReplays: () => replayRunner.wake(),
-      keyRateLimits: createKeyRateLimits({ requestsPerSecond: config.apiRequestsPerSecond, now: options.clock }),
-      payloadViews,
-    });
-    let folding: { stop(): Promise<void> } | undefined;
-    return {
-      name: 'api',
-      routes: [api],
-      async start() {
-        const sealed = await sealPlainHeaders(store.sql, secrets);
-        if (sealed > 0) logger.info({ destinations: sealed }, 'sealed the header values of destinations written before they were secrets');
-        // Jobs left running by a previous process go on from their cursors.
-        replayRunner.start();
-        // Beside the API, which reads the counts: folded often enough that a count sums a few rows per key.
-        folding = startEventCountFolding({ sql: store.sql, logger });
-      },
-      async stop() {
-        await folding?.stop();
-        await replayRunner.stop();
-        await httpSender.close();
-        transformSandbox.dispose();
-        await payloadViews.close();
-      },
-      onConfigChange(change) {
-        if (change.kind === 'circuit') circuits.set(change.destinationId, change.state);
-        // A revoked key stops working in every process that hears this.
-        else if (change.kind === 'key') apiKeys.forget(change.id);
-        else {
-          // A changed or deleted destination starts over with a closed circuit (the deliverers reset it).
-          if (change.kind === 'destination' && change.action !== 'rotated') circuits.delete(change.id);
-          routeTargets.invalidate();
-        }
-      },
-    };
+export const buildApiRole: RoleBuilder = async ({ config, store, secrets, logger, publish, announce, limits, metrics, tuning }): Promise<Role> => {
+  const apiKeys = createKeyAuthenticator({
+    keys: store.apiKeys,
+    organizations: store.organizations,
+    onTouchError: (error) => logger.warn({ err: error }, "could not record an API key's last use"),
+  });
+  const routeTargets = createRouteTargets(store.sql);
+  // The breaker states deliverers announce, this process's own included.
+  const circuits = new Map<string, CircuitState>();
+  // Destination tests only: their answers show at most the first TEST_ANSWER_BODY_BYTES of a body.
+  const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations, responseBodyLimitBytes: TEST_ANSWER_BODY_BYTES });
+  const transformSandbox = await createTransformSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
+  const transformations = transformationRunner({ sandbox: transformSandbox, secrets, limits, metrics });
+  const replayDeps = {
+    store,
+    secrets,
+    now: Date.now,
+    publish,
+    routesFor: routeTargets.forSource,
+    lanes: Boolean(config.kafkaBrokers),
+    maxRoutesPerSource: config.maxRoutesPerSource,
+    transformations,
   };
-}
+  const replayRunner = createReplayRunner({
+    sql: store.sql,
+    replayEvents: replayJobEvents(replayDeps),
+    logger,
+    snapshotChunk: tuning.replaySnapshotChunk,
+    stepSize: replayStepSize(config.maxRoutesPerSource),
+  });
+  const payloadViews = createPayloadViews();
+  const api = apiRouter({
+    ...replayDeps,
+    apiKeys,
+    publicUrl: config.publicUrl,
+    trustProxy: config.trustProxy,
+    logger,
+    announce,
+    httpSender,
+    checkTarget: createTargetCheck({ blockPrivateDestinations: config.blockPrivateDestinations }),
+    circuitState: (destinationId) => circuits.get(destinationId) ?? 'closed',
+    wakeReplays: () => replayRunner.wake(),
+    keyRateLimits: createKeyRateLimits({ requestsPerSecond: config.apiRequestsPerSecond, now: tuning.apiClock }),
+    payloadViews,
+  });
+  let folding: { stop(): Promise<void> } | undefined;
+  return {
+    name: 'api',
+    routes: [api],
+    async start() {
+      const sealed = await sealPlainHeaders(store.sql, secrets);
+      if (sealed > 0) logger.info({ destinations: sealed }, 'sealed the header values of destinations written before they were secrets');
+      // Jobs left running by a previous process go on from their cursors.
+      replayRunner.start();
+      // Beside the API, which reads the counts: folded often enough that a count sums a few rows per key.
+      folding = startEventCountFolding({ sql: store.sql, logger });
+    },
+    async stop() {
+      await folding?.stop();
+      await replayRunner.stop();
+      await httpSender.close();
+      transformSandbox.dispose();
+      await payloadViews.close();
+    },
+    onConfigChange(change) {
+      if (change.kind === 'circuit') circuits.set(change.destinationId, change.state);
+      // A revoked key stops working in every process that hears this.
+      else if (change.kind === 'key') apiKeys.forget(change.id);
+      else {
+        // A changed or deleted destination starts over with a closed circuit (the deliverers reset it).
+        if (change.kind === 'destination' && change.action !== 'rotated') circuits.delete(change.id);
+        routeTargets.invalidate();
+      }
+    },
+  };
+};

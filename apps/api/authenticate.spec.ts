@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from '../../libs/testing/api-harness.js';
+import { startApiHarness, type ApiHarness } from '../../testing/api-harness.js';
 
 const ENDPOINTS = [
   ['GET', '/api/sources'],

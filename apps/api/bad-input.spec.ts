@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
-import type { RequestOptions } from '../../libs/testing/api-client.js';
-import { startApiHarness, type ApiHarness } from '../../libs/testing/api-harness.js';
+import type { RequestOptions } from '../../testing/api-client.js';
+import { startApiHarness, type ApiHarness } from '../../testing/api-harness.js';
 import { z } from 'zod';
 import { API_OPERATIONS } from './api-operations.js';
 

@@ -5,7 +5,7 @@ import { CONFIG_TOPIC } from '../../libs/pipeline/topology.js';
 import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
-import { createdId, startApiHarness, type ApiHarness } from '../../libs/testing/api-harness.js';
+import { createdId, startApiHarness, type ApiHarness } from '../../testing/api-harness.js';
 
 /** What each write of the API tells the other processes on relay.config: the change it made, with its kind. */
 describeEachStore('configuration changes the API announces', (target) => {

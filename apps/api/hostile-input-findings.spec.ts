@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { expect } from 'chai';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
-import { created, startApiHarness, type ApiHarness } from '../../libs/testing/api-harness.js';
+import { created, startApiHarness, type ApiHarness } from '../../testing/api-harness.js';
 
 /** A request node:http sends as given (undici refuses some headers, such as Expect). */
 function rawRequest(url: string, method: string, path: string, headers: Record<string, string>, body?: string) {

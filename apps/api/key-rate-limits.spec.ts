@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createdId, startApiHarness, type ApiHarness } from '../../libs/testing/api-harness.js';
+import { createdId, startApiHarness, type ApiHarness } from '../../testing/api-harness.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { createKeyRateLimits } from './key-rate-limits.js';
 

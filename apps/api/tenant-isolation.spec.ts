@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
-import { createdId, startApiHarness, type ApiHarness } from '../../libs/testing/api-harness.js';
+import { createdId, startApiHarness, type ApiHarness } from '../../testing/api-harness.js';
 
 interface OrgAResources {
   source: string;

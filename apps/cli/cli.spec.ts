@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
-import { apiClient } from '../../libs/testing/api-client.js';
+import { apiClient } from '../../testing/api-client.js';
 import { describeEachStore, type StoreLocation } from '../../libs/testing/store-targets.js';
 import { startRelay } from '../relay/relay.js';
 import { runCli, STACK_FRAME } from '../../libs/testing/cli-runner.js';

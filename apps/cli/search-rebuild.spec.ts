@@ -3,7 +3,7 @@ import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { searchIndexLag } from '../../libs/store/search-index.js';
 import { openStore } from '../../libs/store/store.js';
-import { apiClient } from '../../libs/testing/api-client.js';
+import { apiClient } from '../../testing/api-client.js';
 import { describeEachStore, type StoreLocation } from '../../libs/testing/store-targets.js';
 import { startRelay } from '../relay/relay.js';
 import { runCli } from '../../libs/testing/cli-runner.js';

@@ -6,7 +6,7 @@ import type { Page } from 'playwright-core';
 import { BACKEND_TARGETS } from '../../libs/testing/backend-targets.js';
 import { launchChromium, screenshotFolder, unnamedControls, type TestBrowser } from '../../libs/testing/browser.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
-import { startRelayHarness, TEST_API_KEY, type RelayHarness } from '../../libs/testing/relay-harness.js';
+import { startRelayHarness, TEST_API_KEY, type RelayHarness } from '../../testing/relay-harness.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 /**

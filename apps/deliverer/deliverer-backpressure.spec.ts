@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
-import { startDelivererHarness, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
+import { startDelivererHarness, type DelivererHarness } from '../../testing/deliverer-harness.js';
 import { IDLE_STATE_SWEEP_MS } from './deliverer.js';
 import { destinationTopic } from '../../libs/pipeline/topology.js';
 import { ManualTimers } from '../../libs/testing/manual-timers.js';

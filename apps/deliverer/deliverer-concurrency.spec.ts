@@ -6,8 +6,8 @@ import { createLogger } from '../../libs/logging/logger.js';
 import { startHttpSink, type HttpSink, type RecordedRequest } from '../../libs/testing/http-sink.js';
 import { HeldAnswers } from '../../libs/testing/held-answers.js';
 import { createDeliverer } from './deliverer.js';
-import { startDelivererHarness, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
-import { createSqlSourceLines } from './source-lines.js';
+import { startDelivererHarness, type DelivererHarness } from '../../testing/deliverer-harness.js';
+import { createSqlSourceLines } from '../../libs/ordering/source-lines.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import { destinationTopic } from '../../libs/pipeline/topology.js';
 
@@ -89,7 +89,7 @@ describe('deliverer: concurrency', function () {
         sender,
         metrics: h.metrics,
         gone: h.gone,
-        lines: createSqlSourceLines(h.store.sql),
+        lines: createSqlSourceLines(h.store.sql, h.deadLetters),
         logger: createLogger({ level: 'silent' }),
         jitter: 0,
       };

@@ -4,7 +4,7 @@ import { respond, startHttpSink } from '../../libs/testing/http-sink.js';
 import { DESTINATION_DELETED } from './attempt-reporter.js';
 import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
-import { eachTestDelivererAndSink } from '../../libs/testing/deliverer-harness.js';
+import { eachTestDelivererAndSink } from '../../testing/deliverer-harness.js';
 import { DELIVERER_GROUP, destinationTopic } from '../../libs/pipeline/topology.js';
 
 describe('deliverer: configuration changes', function () {

@@ -5,7 +5,7 @@ import { decodeDeliveryJob, encodeDeliveryJob } from '../../libs/pipeline/delive
 import { destinationSettled } from '../../libs/testing/consumer-lag.js';
 import { respond } from '../../libs/testing/http-sink.js';
 import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
-import { Collected, eachTestDelivererAndSink } from '../../libs/testing/deliverer-harness.js';
+import { Collected, eachTestDelivererAndSink } from '../../testing/deliverer-harness.js';
 import { retryTierTopic } from '../../libs/pipeline/topology.js';
 import { ManualTimers } from '../../libs/testing/manual-timers.js';
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';

@@ -2,14 +2,15 @@ import { pipelineThreadCount } from '../../libs/config/config.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
+import { orderedDestinationIds } from '../../libs/destinations/destination-queries.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { DELIVERER_GROUP, DESTINATION_PARTITIONS, destinationTopic, LANES_GROUP, RETRY_GROUP } from '../../libs/pipeline/topology.js';
 import { createDeliverer } from './deliverer.js';
 import { createGoneDestinations } from './gone-destinations.js';
-import { createSqlSourceLines } from './source-lines.js';
+import { createSqlSourceLines } from '../../libs/ordering/source-lines.js';
 
 /** Sends jobs to destinations, with breakers, rate limits and retry tiers; reports every attempt. */
-export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce }): Role => {
+export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce, deadLetters }): Role => {
   const deliverer = createDeliverer({
     broker,
     lookup: createStoreDeliveryLookup(store, secrets),
@@ -17,7 +18,7 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
     sender: createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations }),
     metrics,
     gone: createGoneDestinations(store.sql, announce),
-    lines: createSqlSourceLines(store.sql),
+    lines: createSqlSourceLines(store.sql, deadLetters),
     logger,
     jitter: config.retryJitter,
     maxInFlightPerSource: config.maxInFlightPerSource,
@@ -37,8 +38,8 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
     async start() {
       // Ordered destinations created while no deliverer ran may have no topic yet; a pattern subscription
       // needs one. The others' jobs go through the lanes (Kafka) or make their topic (embedded log).
-      const destinationIds = await store.sql.all<{ id: string }>("SELECT id FROM destinations WHERE ordering = 'source'");
-      await broker.admin().ensureTopics(destinationIds.map(({ id }) => ({ topic: destinationTopic(id), partitions: DESTINATION_PARTITIONS })));
+      const destinationIds = await orderedDestinationIds(store.sql);
+      await broker.admin().ensureTopics(destinationIds.map((id) => ({ topic: destinationTopic(id), partitions: DESTINATION_PARTITIONS })));
       await deliverer.start();
     },
     async stop() {

@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { decodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { hang, resetConnection, respond } from '../../libs/testing/http-sink.js';
 import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
-import { eachTestDelivererAndSink } from '../../libs/testing/deliverer-harness.js';
+import { eachTestDelivererAndSink } from '../../testing/deliverer-harness.js';
 import { DELIVERER_GROUP, destinationTopic } from '../../libs/pipeline/topology.js';
 
 describe('deliverer: sending a job', function () {

@@ -11,7 +11,7 @@ import type { DeliveryLookup } from '../../libs/delivery/delivery-lookup.js';
 import { createDestinationBatchHandler, HOLD, type DelivererLogger } from './destination-batch.js';
 import { createLaneJobsHandler } from './lane-jobs.js';
 import type { GoneDestinations } from './gone-destinations.js';
-import type { SourceLines } from './source-lines.js';
+import type { SourceLines } from '../../libs/ordering/source-lines.js';
 import { createInFlightLimits } from './in-flight-limits.js';
 import { PauseHolds } from './pause-holds.js';
 import { unrefSchedule, type Schedule } from '../../libs/time/schedule.js';
@@ -55,7 +55,7 @@ export interface DelivererOptions {
   metrics: RelayMetrics;
   /** Disables destinations that answer `410 Gone`: `createGoneDestinations(sql, announce)`. */
   gone: GoneDestinations;
-  /** The lines of ordered destinations (`ordering: "source"`): `createSqlSourceLines(sql)`. */
+  /** The lines of ordered destinations (`ordering: "source"`): `createSqlSourceLines(sql, deadLetters)`. */
   lines: SourceLines;
   logger: DelivererLogger;
   /** Fraction of each retry delay added or removed at random (`RELAY_RETRY_JITTER`). */

@@ -15,7 +15,7 @@ import type { DeliveryTarget } from '../../libs/delivery/delivery-lookup.js';
 import type { CachedLookup } from './cached-lookup.js';
 import type { InFlightLimits } from './in-flight-limits.js';
 import type { PauseHolds } from './pause-holds.js';
-import type { SourceLines } from './source-lines.js';
+import type { SourceLines } from '../../libs/ordering/source-lines.js';
 
 export type DelivererLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
 

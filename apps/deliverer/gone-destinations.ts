@@ -1,4 +1,5 @@
 import type { ResourceChange } from '../../libs/pipeline/config-change.js';
+import { disableGoneDestination } from '../../libs/destinations/destination-queries.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 
 /** What the deliverer does with a destination that answered `410 Gone`; the composition root passes one. */
@@ -14,11 +15,7 @@ export interface GoneDestinations {
 export function createGoneDestinations(sql: SqlClient, announce: (change: ResourceChange) => Promise<void>): GoneDestinations {
   return {
     async disable(orgId, destinationId, at) {
-      const changed = await sql.run(
-        `UPDATE destinations SET enabled = ?, disabled_reason = 'gone', disabled_at = ?, updated_at = ? WHERE id = ? AND org_id = ? AND enabled = ?`,
-        [sql.bool(false), at, at, destinationId, orgId, sql.bool(true)],
-      );
-      if (changed === 0) return false;
+      if (!(await disableGoneDestination(sql, orgId, destinationId, at))) return false;
       await announce({ kind: 'destination', action: 'updated', orgId, id: destinationId });
       return true;
     },

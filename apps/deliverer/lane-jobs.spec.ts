@@ -3,7 +3,7 @@ import { partitionFor } from '../../libs/broker/partitioner.js';
 import { deliveryJobMessage, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { consumedAll } from '../../libs/testing/consumer-lag.js';
 import { hang, respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
-import { eachTestDelivererAndSink, type DelivererHarness } from '../../libs/testing/deliverer-harness.js';
+import { eachTestDelivererAndSink, type DelivererHarness } from '../../testing/deliverer-harness.js';
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
 import { DELIVERER_GROUP, destinationTopic, LANES_GROUP, LANES_PARTITIONS, LANES_TOPIC } from '../../libs/pipeline/topology.js';
 import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';

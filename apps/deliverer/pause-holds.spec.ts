@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Broker, BrokerRecord, Consumer } from '../../libs/broker/broker.js';
 import { openEmbeddedBroker } from '../../libs/broker/embedded/embedded-broker.js';
-import { Collected } from '../../libs/testing/deliverer-harness.js';
+import { Collected } from '../../testing/deliverer-harness.js';
 import { ManualTimers } from '../../libs/testing/manual-timers.js';
 import { PauseHolds } from './pause-holds.js';
 

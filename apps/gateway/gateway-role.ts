@@ -13,56 +13,51 @@ export interface GatewayRole extends Role {
   dedup: DedupLedger;
 }
 
-export interface GatewayRoleOptions {
-  /** The gateway's clock (rate windows, receipt times); tests hold it still to put a burst in one window. */
-  clock?: () => number;
-}
+export const isGatewayRole = (role: Role): role is GatewayRole => role.name === 'gateway' && 'dedup' in role;
 
 /** Takes webhooks at `/ingest`: resolves and verifies the source, deduplicates, publishes to relay.ingest. */
-export function gatewayRole(options: GatewayRoleOptions = {}): RoleBuilder<GatewayRole> {
-  return async ({ config, store, secrets, limits, metrics, logger, publish }) => {
-    const resolver = createSourceResolver({
-      lookup: { organizationBySlug: (slug) => store.organizations.bySlug(slug), sourceBySlug: (orgId, slug) => store.sources.findOneBy(orgId, { slug }) },
-      secrets,
-      limits,
-    });
-    // On the embedded log this process is the only gateway (the log has one owner), so rate windows are
-    // counted in memory; with the SQLite store beside that log, nothing else can write its dedup journal
-    // either, so claims are decided in memory and appended to a file of the journal's own (docs/decisions/0027-dedup-journal.md).
-    const shared = Boolean(config.kafkaBrokers || config.databaseUrl);
-    const journal = shared
-      ? undefined
-      : await openDedupJournalFile({
-          dataDir: config.dataDir,
-          store: store.sql,
-          onPurgeError: (error) => logger.warn({ err: error }, 'dedup journal purge failed'),
-          onBackgroundError: (error) => logger.warn({ err: error }, 'dedup journal checkpoint failed'),
-        });
-    if (journal) metrics.observeDedupIndex(journal.indexedKeys);
-    const dedup = journal ?? createDedupLedger(store.sql);
-    const routes = ingestRouter({
-      deps: {
-        resolveSource: resolver.get,
-        dedup,
-        rateLimits: config.kafkaBrokers ? leasedRateLimits(createRateWindows(store.sql), hundredthLeases) : leasedRateLimits(createMemoryRateWindows(), oneHitLeases),
-        // One webhook per request: on Kafka, a busy gateway's webhooks share produce requests (KAFKA_INGEST_GATHER_MS).
-        publish: (topic, message) => publish(topic, [message], { gather: true }),
-        seal: (body) => sealedPayload(body, secrets).bytes,
-        now: options.clock ?? Date.now,
-      },
-      metrics,
-      trustProxy: config.trustProxy,
-      publicUrl: config.publicUrl,
-    });
-    return {
-      name: 'gateway',
+export const buildGatewayRole: RoleBuilder<GatewayRole> = async ({ config, store, secrets, limits, metrics, logger, publish, tuning }) => {
+  const resolver = createSourceResolver({
+    lookup: { organizationBySlug: (slug) => store.organizations.bySlug(slug), sourceBySlug: (orgId, slug) => store.sources.findOneBy(orgId, { slug }) },
+    secrets,
+    limits,
+  });
+  // On the embedded log this process is the only gateway (the log has one owner), so rate windows are
+  // counted in memory; with the SQLite store beside that log, nothing else can write its dedup journal
+  // either, so claims are decided in memory and appended to a file of the journal's own (docs/decisions/0027-dedup-journal.md).
+  const shared = Boolean(config.kafkaBrokers || config.databaseUrl);
+  const journal = shared
+    ? undefined
+    : await openDedupJournalFile({
+        dataDir: config.dataDir,
+        store: store.sql,
+        onPurgeError: (error) => logger.warn({ err: error }, 'dedup journal purge failed'),
+        onBackgroundError: (error) => logger.warn({ err: error }, 'dedup journal checkpoint failed'),
+      });
+  if (journal) metrics.observeDedupIndex(journal.indexedKeys);
+  const dedup = journal ?? createDedupLedger(store.sql);
+  const routes = ingestRouter({
+    deps: {
+      resolveSource: resolver.get,
       dedup,
-      routes: [routes],
-      start: async () => {},
-      stop: async () => journal?.close(),
-      onConfigChange: (change) => {
-        if (change.kind === 'source' || change.kind === 'organization') resolver.invalidate();
-      },
-    };
+      rateLimits: config.kafkaBrokers ? leasedRateLimits(createRateWindows(store.sql), hundredthLeases) : leasedRateLimits(createMemoryRateWindows(), oneHitLeases),
+      // One webhook per request: on Kafka, a busy gateway's webhooks share produce requests (KAFKA_INGEST_GATHER_MS).
+      publish: (topic, message) => publish(topic, [message], { gather: true }),
+      seal: (body) => sealedPayload(body, secrets).bytes,
+      now: tuning.gatewayClock ?? Date.now,
+    },
+    metrics,
+    trustProxy: config.trustProxy,
+    publicUrl: config.publicUrl,
+  });
+  return {
+    name: 'gateway',
+    dedup,
+    routes: [routes],
+    start: async () => {},
+    stop: async () => journal?.close(),
+    onConfigChange: (change) => {
+      if (change.kind === 'source' || change.kind === 'organization') resolver.invalidate();
+    },
   };
-}
+};

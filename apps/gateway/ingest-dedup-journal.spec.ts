@@ -5,7 +5,7 @@ import path from 'node:path';
 import { startRelay, type RunningRelay } from '../relay/relay.js';
 import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
-import { apiClient } from '../../libs/testing/api-client.js';
+import { apiClient } from '../../testing/api-client.js';
 import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 const API_KEY = 'restart-test-key-0123456789';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
-import { startIngestHarness, type IngestHarness } from '../../libs/testing/ingest-harness.js';
+import { startIngestHarness, type IngestHarness } from '../../testing/ingest-harness.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

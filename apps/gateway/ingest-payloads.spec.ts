@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createHash, randomBytes } from 'node:crypto';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
-import { startIngestHarness, type IngestHarness } from '../../libs/testing/ingest-harness.js';
+import { startIngestHarness, type IngestHarness } from '../../testing/ingest-harness.js';
 
 interface PayloadCase {
   title: string;

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { Readable } from 'node:stream';
-import type { ApiCall } from '../../libs/testing/api-client.js';
+import type { ApiCall } from '../../testing/api-client.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
-import { expectNothingPublished, expectRefused, startIngestHarness, type IngestHarness } from '../../libs/testing/ingest-harness.js';
+import { expectNothingPublished, expectRefused, startIngestHarness, type IngestHarness } from '../../testing/ingest-harness.js';
 import { abortUpload, sendRawHttp } from '../../libs/testing/raw-http-client.js';
 
 const FREE_PAYLOAD_LIMIT = 256 * 1024;

@@ -12,7 +12,7 @@ import { createDedupLedger } from '../../libs/store/dedup-ledger.js';
 import { hundredthLeases, leasedRateLimits } from './source-rate-limits.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
 import { openStoreFixture, type StoreFixture } from '../../libs/testing/store-fixtures.js';
-import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
+import { apiClient, type ApiCall } from '../../testing/api-client.js';
 import { sealedPayload } from '../../libs/payload/stored-payload.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import type { IngestMeta } from '../../libs/pipeline/ingest-message.js';

@@ -6,7 +6,7 @@ import Stripe from 'stripe';
 import twilio from 'twilio';
 import { generateSigningSecret } from '../../libs/secrets/signing-secret.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
-import { expectNothingPublished, expectRefused, startIngestHarness, type IngestHarness } from '../../libs/testing/ingest-harness.js';
+import { expectNothingPublished, expectRefused, startIngestHarness, type IngestHarness } from '../../testing/ingest-harness.js';
 
 /** The URL the providers are configured with: the harness's RELAY_PUBLIC_URL plus the ingest path. */
 const PUBLIC_URL = 'https://relay.example.test';

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
-import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
+import { apiClient, type ApiCall } from '../../testing/api-client.js';
 import { STORE_TARGETS, type StoreLocation } from '../../libs/testing/store-targets.js';
-import { created } from '../../libs/testing/api-harness.js';
+import { created } from '../../testing/api-harness.js';
 import { startRelay, type RunningRelay } from '../relay/relay.js';
-import { expectRefused } from '../../libs/testing/ingest-harness.js';
+import { expectRefused } from '../../testing/ingest-harness.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
 import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Plan } from '../../libs/config/config.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
-import { expectRefused, startIngestHarness, type IngestHarness } from '../../libs/testing/ingest-harness.js';
+import { expectRefused, startIngestHarness, type IngestHarness } from '../../testing/ingest-harness.js';
 
 /** SPEC 8, written out here rather than read from the code under test. */
 const REQUESTS_PER_SECOND: [Plan, number][] = [

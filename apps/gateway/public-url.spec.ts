@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import twilio from 'twilio';
 import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
-import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
+import { apiClient, type ApiCall } from '../../testing/api-client.js';
 import { startForwardingProxy, type ForwardingProxy } from '../../libs/testing/forwarding-proxy.js';
 import { describeEachStore, type StoreTarget } from '../../libs/testing/store-targets.js';
-import { created } from '../../libs/testing/api-harness.js';
+import { created } from '../../testing/api-harness.js';
 import { startRelay, type RunningRelay } from '../relay/relay.js';
 import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { openStore } from '../../libs/store/store.js';
-import { apiClient } from '../../libs/testing/api-client.js';
+import { apiClient } from '../../testing/api-client.js';
 import { startRelayProcess, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 import { describeEachStore, type StoreLocation, type StoreTarget } from '../../libs/testing/store-targets.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { postTimedWebhook, receivedMarkers, type IngestAnswer } from '../../libs/testing/ingest-probe.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
-import { API_KEY, configurePipeline, ENCRYPTION_KEY, type Pipeline } from '../../libs/testing/pipeline-fixture.js';
+import { API_KEY, configurePipeline, ENCRYPTION_KEY, type Pipeline } from '../../testing/pipeline-fixture.js';
 import { printOutputOnFailure, startRelayProcess, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 import { mountSmallDisk, smallDiskUnavailableReason, type SmallDisk } from '../../libs/testing/small-disk.js';
 import { waitFor } from '../../libs/testing/wait-for.js';

@@ -11,7 +11,7 @@ import {
   openSharedStore,
   postWebhook,
   type Pipeline,
-} from '../../libs/testing/pipeline-fixture.js';
+} from '../../testing/pipeline-fixture.js';
 import { printOutputOnFailure, startRelayProcess, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 
 const SHUTDOWN_DEADLINE_MS = 10_000;

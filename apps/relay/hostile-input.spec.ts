@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
 import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
-import { apiClient, type ApiCall } from '../../libs/testing/api-client.js';
+import { apiClient, type ApiCall } from '../../testing/api-client.js';
 import { hostileClient, type HostileAnswer } from '../../libs/testing/hostile-client.js';
 import { createHostileRequests, type FuzzTargets, type HostileRequest } from '../../libs/testing/hostile-requests.js';
 import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
@@ -10,7 +10,7 @@ import { seededRandom } from '../../libs/testing/seeded-random.js';
 import { watchStore } from '../../libs/testing/store-digest.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
-import { created } from '../../libs/testing/api-harness.js';
+import { created } from '../../testing/api-harness.js';
 import { startRelay, type RunningRelay } from './relay.js';
 import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { kafkaRuntimeAvailable, startKafkaCluster, type KafkaCluster } from '../../libs/testing/kafka-cluster.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
-import { API_KEY, configurePipeline, ENCRYPTION_KEY, type Pipeline } from '../../libs/testing/pipeline-fixture.js';
+import { API_KEY, configurePipeline, ENCRYPTION_KEY, type Pipeline } from '../../testing/pipeline-fixture.js';
 import { STORE_TARGETS } from '../../libs/testing/store-targets.js';
 import { printOutputOnFailure, startRelayProcess, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 import { waitFor } from '../../libs/testing/wait-for.js';

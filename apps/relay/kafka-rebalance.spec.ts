@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { apiClient } from '../../libs/testing/api-client.js';
+import { apiClient } from '../../testing/api-client.js';
 import { BACKEND_TARGETS } from '../../libs/testing/backend-targets.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
-import { API_KEY, useRelayProcesses } from '../../libs/testing/pipeline-fixture.js';
+import { API_KEY, useRelayProcesses } from '../../testing/pipeline-fixture.js';
 import type { RelayProcess } from '../../libs/testing/relay-child-process.js';
 import { startSteadyLoad } from '../../libs/testing/steady-load.js';
 import { waitFor } from '../../libs/testing/wait-for.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond } from '../../libs/testing/http-sink.js';
-import { useRelayHarness } from '../../libs/testing/relay-harness.js';
+import { useRelayHarness } from '../../testing/relay-harness.js';
 
 /** DESIGN: a new destination is usable at once; on Kafka that must not wait for a group rebalance. */
 const FIRST_DELIVERY_MS = 5_000;

@@ -4,7 +4,7 @@ import { MAX_RECURSIVE_STEPS, MAX_SELECTORS } from '../../libs/payload/field-pat
 import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { embeddedLogOn } from '../../libs/testing/backend-targets.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
-import { startRelayHarness, type RelayHarness } from '../../libs/testing/relay-harness.js';
+import { startRelayHarness, type RelayHarness } from '../../testing/relay-harness.js';
 import { STORE_TARGETS } from '../../libs/testing/store-targets.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
-import { apiClient } from '../../libs/testing/api-client.js';
+import { apiClient } from '../../testing/api-client.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { postTimedWebhook } from '../../libs/testing/ingest-probe.js';
 import { startReadLoops } from '../../libs/testing/read-loops.js';
-import { API_KEY, configurePipeline, ENCRYPTION_KEY, type Pipeline } from '../../libs/testing/pipeline-fixture.js';
+import { API_KEY, configurePipeline, ENCRYPTION_KEY, type Pipeline } from '../../testing/pipeline-fixture.js';
 import { printOutputOnFailure, startRelayProcess, tempDataDir, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 import { startSteadyLoad } from '../../libs/testing/steady-load.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';

@@ -3,7 +3,7 @@ import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { describeEachBackend, MOCK_FETCH_WAIT_MS } from '../../libs/testing/backend-targets.js';
 import { hang, respond, type HttpSink } from '../../libs/testing/http-sink.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
-import { useRelayHarness } from '../../libs/testing/relay-harness.js';
+import { useRelayHarness } from '../../testing/relay-harness.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 /**

@@ -7,10 +7,11 @@ import { unusedLoopbackPort } from '../../libs/testing/free-port.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { consumedAll } from '../../libs/testing/consumer-lag.js';
 import { waitFor, isDefined, isTrue } from '../../libs/testing/wait-for.js';
-import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from '../../libs/testing/pipeline-fixture.js';
+import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from '../../testing/pipeline-fixture.js';
 import { printOutputOnFailure, startRelayProcess, type RelayProcess } from '../../libs/testing/relay-child-process.js';
-import { useRelayHarness } from '../../libs/testing/relay-harness.js';
+import { useRelayHarness } from '../../testing/relay-harness.js';
 import { DELIVERER_GROUP, destinationTopic, LANES_GROUP, LANES_TOPIC, INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
+import { isGatewayRole } from '../gateway/gateway-role.js';
 
 /**
  * The `200` promise under crashes: an all-in-one relay process on the embedded default is killed with
@@ -221,7 +222,8 @@ describeEachBackend('a duplicate answer keeps the 200 promise', (target) => {
     // What the kill left behind: the body's key claimed for an event the log never got.
     const lostEventId = newId('evt');
     const keys = dedupKeys({ source: source.body, rawBody: Buffer.from(body), headers: {} });
-    expect(await suite.harness.relay.dedup!.claim(source.body.id, keys, lostEventId, Date.now())).to.equal(null);
+    const gateway = suite.harness.relay.roles.find(isGatewayRole)!;
+    expect(await gateway.dedup.claim(source.body.id, keys, lostEventId, Date.now())).to.equal(null);
     const ingest = () => suite.harness.api('POST', '/ingest/default/lost', { key: null, rawBody: body, headers: { 'content-type': 'application/json' } });
     const admin = suite.harness.relay.broker.admin();
     // Where the router publishes the destination's jobs: on Kafka the lanes (shared with the earlier

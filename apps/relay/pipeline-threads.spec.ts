@@ -6,7 +6,7 @@ import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-s
 import { ManualTimers } from '../../libs/testing/manual-timers.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
 import { searchIndexLag } from '../../libs/store/search-index.js';
-import { startRelayHarness, type RelayHarness } from '../../libs/testing/relay-harness.js';
+import { startRelayHarness, type RelayHarness } from '../../testing/relay-harness.js';
 import { isTrue, waitFor } from '../../libs/testing/wait-for.js';
 
 /**

@@ -8,7 +8,7 @@ import { type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond, type HttpSink } from '../../libs/testing/http-sink.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
-import { useRelayHarness } from '../../libs/testing/relay-harness.js';
+import { useRelayHarness } from '../../testing/relay-harness.js';
 import { ATTEMPTS_TOPIC, CONFIG_TOPIC, destinationTopic, INGEST_TOPIC, RETRY_TIER_TOPICS } from '../../libs/pipeline/topology.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { postTimedWebhook, receivedMarkers, type IngestAnswer } from '../../libs/testing/ingest-probe.js';
-import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from '../../libs/testing/pipeline-fixture.js';
+import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from '../../testing/pipeline-fixture.js';
 import { privatePostgresUnavailableReason, startPrivatePostgres, type PrivatePostgres } from '../../libs/testing/private-postgres.js';
 import { printOutputOnFailure, startRelayProcess, tempDataDir, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';

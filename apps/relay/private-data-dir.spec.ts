@@ -6,7 +6,7 @@ import { loadConfig } from '../../libs/config/config.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { describeEachBackend, type BackendLocation } from '../../libs/testing/backend-targets.js';
 import { startRelay } from './relay.js';
-import { TEST_API_KEY } from '../../libs/testing/relay-harness.js';
+import { TEST_API_KEY } from '../../testing/relay-harness.js';
 import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 
 const modeOf = (file: string) => fs.statSync(file).mode & 0o777;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { hang, resetConnection, respond } from '../../libs/testing/http-sink.js';
-import { useRelayHarness } from '../../libs/testing/relay-harness.js';
+import { useRelayHarness } from '../../testing/relay-harness.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 interface EventRow {

@@ -18,15 +18,14 @@ import { createDeadLetters } from '../../libs/pipeline/dead-letter.js';
 import { makeDataDirPrivate } from '../../libs/storage/private-data-dir.js';
 import { loadOrCreateKeyFile } from '../../libs/secrets/key-file.js';
 import { createSecretBox } from '../../libs/secrets/secret-box.js';
-import type { DedupLedger } from '../../libs/store/dedup-ledger.js';
 import { largestPayloadBytes, planLimits } from '../../libs/config/plan-limits.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../libs/broker/embedded/embedded-broker.js';
 import { openStore, type Store } from '../../libs/store/store.js';
-import type { Infrastructure, Role, RoleBuilder } from '../../libs/roles/role.js';
+import type { Infrastructure, Role, RoleBuilder, RoleTuning } from '../../libs/roles/role.js';
 import { configGroupId, CORE_TOPICS } from '../../libs/pipeline/topology.js';
-import { apiRole } from '../api/api-role.js';
+import { buildApiRole } from '../api/api-role.js';
 import { buildDelivererRole } from '../deliverer/deliverer-role.js';
-import { gatewayRole, type GatewayRole } from '../gateway/gateway-role.js';
+import { buildGatewayRole } from '../gateway/gateway-role.js';
 import { buildConsoleRole } from '../console/console-role.js';
 import { buildJanitorRole } from '../janitor/janitor-role.js';
 import { buildRecorderRole } from '../recorder/recorder-role.js';
@@ -46,8 +45,8 @@ export interface RunningRelay {
   store: Store;
   broker: Broker;
   bootstrap: BootstrapResult;
-  /** The gateway's dedup ledger, when this process runs the gateway. */
-  dedup?: DedupLedger;
+  /** The roles this process started, in start order; each offers what its own interface says (`isGatewayRole`). */
+  roles: readonly Role[];
   /** Every method and path pattern the HTTP server routes (`/api/sources/:id`), for checks that must cover them all. */
   endpoints: readonly Endpoint[];
   close(): Promise<void>;
@@ -58,14 +57,8 @@ export interface Endpoint {
   path: string;
 }
 
-export interface RelayOptions {
+export interface RelayOptions extends RoleTuning {
   logger?: Logger;
-  /** The gateway's clock (rate windows, receipt times); tests hold it still to put a burst in one window. */
-  gatewayClock?: () => number;
-  /** Event ids a replay job copies into its snapshot per step (the runner's default when not given). */
-  replaySnapshotChunk?: number;
-  /** The API's clock for its per-key rate limits; tests hold it still to put a burst in one instant. */
-  apiClock?: () => number;
   /** The pipeline threads' restart timer and start listener; tests end a thread and time its restart. */
   pipelineThreads?: Pick<PipelineThreadsOptions, 'schedule' | 'onThreadStart'>;
 }
@@ -85,18 +78,16 @@ type Placement = 'main' | 'pipeline' | 'search indexer thread';
  * deliverer's last requests. The gateway's routes come before the API's: at ingest rates, its requests
  * should not be matched against every API route on the way. The console and the janitor run where the API does.
  */
-function roleTable(options: RelayOptions): { role: RoleName; build: RoleBuilder; whenThreaded: Placement }[] {
-  return [
-    { role: 'recorder', build: buildRecorderRole, whenThreaded: 'pipeline' },
-    { role: 'deliverer', build: buildDelivererRole, whenThreaded: 'pipeline' },
-    { role: 'router', build: buildRouterRole, whenThreaded: 'pipeline' },
-    { role: 'router', build: buildSearchIndexerRole, whenThreaded: 'search indexer thread' },
-    { role: 'gateway', build: gatewayRole({ clock: options.gatewayClock }), whenThreaded: 'main' },
-    { role: 'api', build: apiRole({ replaySnapshotChunk: options.replaySnapshotChunk, clock: options.apiClock }), whenThreaded: 'main' },
-    { role: 'api', build: buildConsoleRole, whenThreaded: 'main' },
-    { role: 'api', build: buildJanitorRole, whenThreaded: 'main' },
-  ];
-}
+const ROLE_TABLE: readonly { role: RoleName; build: RoleBuilder; whenThreaded: Placement }[] = [
+  { role: 'recorder', build: buildRecorderRole, whenThreaded: 'pipeline' },
+  { role: 'deliverer', build: buildDelivererRole, whenThreaded: 'pipeline' },
+  { role: 'router', build: buildRouterRole, whenThreaded: 'pipeline' },
+  { role: 'router', build: buildSearchIndexerRole, whenThreaded: 'search indexer thread' },
+  { role: 'gateway', build: buildGatewayRole, whenThreaded: 'main' },
+  { role: 'api', build: buildApiRole, whenThreaded: 'main' },
+  { role: 'api', build: buildConsoleRole, whenThreaded: 'main' },
+  { role: 'api', build: buildJanitorRole, whenThreaded: 'main' },
+];
 
 /**
  * Every process needs every config change, so each has a group of its own. The id is stable across
@@ -164,7 +155,7 @@ export async function openBackends(config: Config, logger: Logger, metrics: Rela
 export async function startRoles(
   config: Config,
   backends: Backends,
-  parts: { logger: Logger; metrics: RelayMetrics; closers: Closers; configGroup: string },
+  parts: { logger: Logger; metrics: RelayMetrics; closers: Closers; configGroup: string; tuning?: RoleTuning },
   builders: RoleBuilder[],
 ): Promise<Role[]> {
   const { logger, metrics, closers } = parts;
@@ -173,7 +164,19 @@ export async function startRoles(
   const publish: Infrastructure['publish'] = (topic, messages, options) => producer.send(topic, messages, options);
   const deadLetters = createDeadLetters(publish, metrics.deadLetters);
   const configChannel = createConfigChannel({ broker, publish, deadLetters, groupId: parts.configGroup });
-  const infrastructure: Infrastructure = { config, logger, metrics, store, broker, secrets, limits, publish, deadLetters, announce: configChannel.announce };
+  const infrastructure: Infrastructure = {
+    config,
+    logger,
+    metrics,
+    store,
+    broker,
+    secrets,
+    limits,
+    publish,
+    deadLetters,
+    announce: configChannel.announce,
+    tuning: parts.tuning ?? {},
+  };
 
   const roles: Role[] = [];
   for (const build of builders) roles.push(await build(infrastructure));
@@ -194,15 +197,13 @@ export async function startRoles(
 }
 
 /** The roles of `placement`, in table order: a whole process's (its main thread's), or those of a pipeline thread. */
-export function roleBuilders(config: Config, placement: 'process' | 'pipeline thread', options: RelayOptions = {}): RoleBuilder[] {
+export function roleBuilders(config: Config, placement: 'process' | 'pipeline thread'): RoleBuilder[] {
   const threaded = pipelineThreadCount(config) > 0;
-  return roleTable(options)
-    .filter(({ role, whenThreaded }) => {
-      if (placement === 'pipeline thread') return whenThreaded === 'pipeline';
-      if (config.role !== 'all') return config.role === role;
-      return !threaded || whenThreaded === 'main';
-    })
-    .map(({ build }) => build);
+  return ROLE_TABLE.filter(({ role, whenThreaded }) => {
+    if (placement === 'pipeline thread') return whenThreaded === 'pipeline';
+    if (config.role !== 'all') return config.role === role;
+    return !threaded || whenThreaded === 'main';
+  }).map(({ build }) => build);
 }
 
 /** A port another process holds is the operator's to fix: said plainly, naming the setting, with no stack. */
@@ -235,12 +236,12 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     const { store, broker } = backends;
     await broker.admin().ensureTopics(CORE_TOPICS);
 
-    const builders = roleBuilders(config, 'process', options);
+    const builders = roleBuilders(config, 'process');
     const threads = pipelineThreadCount(config);
     // First in the table: started before the gateway takes webhooks, stopped after it and the API.
     const pipeline = threads > 0 ? pipelineThreads({ ...options.pipelineThreads, config, broker, logger, count: threads }) : undefined;
     if (pipeline) builders.unshift(() => pipeline.role);
-    const roles = await startRoles(config, backends, { logger, metrics, closers, configGroup: configGroupOf(config) }, builders);
+    const roles = await startRoles(config, backends, { logger, metrics, closers, configGroup: configGroupOf(config), tuning: options }, builders);
     // The files this start created (store, log, the gateway's dedup journal, their WAL files) get the mode
     // the rest already has, before the server takes a request.
     makeDataDirPrivate(config.dataDir);
@@ -263,10 +264,9 @@ export async function startRelay(config: Config, options: RelayOptions = {}): Pr
     const endpoints = routers.flatMap((router) =>
       router.stack.flatMap((layer) => (typeof layer.path === 'string' ? layer.methods.map((method) => ({ method, path: layer.path as string })) : [])),
     );
-    const gateway = roles.find((role): role is GatewayRole => role.name === 'gateway');
     // Last, once the relay listens: a start that fails creates no first key it could not print (issue 53, #11).
     const bootstrap = await bootstrapOrganization(store, config, logger);
-    return { url: server.url, port: server.port, metricsUrl: metricsServer?.url, store, broker, bootstrap, dedup: gateway?.dedup, endpoints, close: closers.closeAll };
+    return { url: server.url, port: server.port, metricsUrl: metricsServer?.url, store, broker, bootstrap, roles, endpoints, close: closers.closeAll };
   } catch (error) {
     await closers.closeAll();
     throw error;

@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import type { Role } from '../../libs/config/config.js';
 import { searchIndexLag } from '../../libs/store/search-index.js';
 import { BACKEND_TARGETS } from '../../libs/testing/backend-targets.js';
-import { apiClient } from '../../libs/testing/api-client.js';
+import { apiClient } from '../../testing/api-client.js';
 import { hang, startHttpSink } from '../../libs/testing/http-sink.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
-import { API_KEY, configurePipeline, deliveryStatusCounts, postWebhook, useRelayProcesses, type Pipeline } from '../../libs/testing/pipeline-fixture.js';
+import { API_KEY, configurePipeline, deliveryStatusCounts, postWebhook, useRelayProcesses, type Pipeline } from '../../testing/pipeline-fixture.js';
 import type { RelayProcess } from '../../libs/testing/relay-child-process.js';
 
 const WEBHOOKS = 12;

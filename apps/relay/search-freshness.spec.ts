@@ -5,7 +5,7 @@ import { searchIndexLag } from '../../libs/store/search-index.js';
 import { embeddedLogOn } from '../../libs/testing/backend-targets.js';
 import { STORE_TARGETS } from '../../libs/testing/store-targets.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
-import { useRelayHarness } from '../../libs/testing/relay-harness.js';
+import { useRelayHarness } from '../../testing/relay-harness.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 /** A steady rate this shared test machine sustains on both backends, for long enough to span many indexing passes. */

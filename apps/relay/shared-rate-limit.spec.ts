@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { partitionFor } from '../../libs/broker/partitioner.js';
 import { busiestSpan } from '../../libs/stats/busiest-span.js';
-import { apiClient } from '../../libs/testing/api-client.js';
+import { apiClient } from '../../testing/api-client.js';
 import { BACKEND_TARGETS } from '../../libs/testing/backend-targets.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
-import { API_KEY, useRelayProcesses } from '../../libs/testing/pipeline-fixture.js';
+import { API_KEY, useRelayProcesses } from '../../testing/pipeline-fixture.js';
 import type { RelayProcess } from '../../libs/testing/relay-child-process.js';
 
 const kafkaPostgres = BACKEND_TARGETS.find((target) => target.name.includes('Kafka'))!;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond } from '../../libs/testing/http-sink.js';
-import { useRelayHarness } from '../../libs/testing/relay-harness.js';
+import { useRelayHarness } from '../../testing/relay-harness.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 describeEachBackend('transformations', (target) => {

@@ -27,7 +27,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startRelayProcess, tempDataDir, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 import { nearestRank } from '../../libs/stats/nearest-rank.js';
-import { apiClient } from '../../libs/testing/api-client.js';
+import { apiClient } from '../../testing/api-client.js';
 import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { startKafkaMock } from '../../libs/testing/kafka-mock.js';
 import { createTestDatabase } from '../../libs/testing/postgres.js';

@@ -23,7 +23,7 @@ import { createLogger } from '../../libs/logging/logger.js';
 import { encodeIngestMessage } from '../../libs/pipeline/ingest-message.js';
 import { verifySignature } from '../../libs/signatures/verify-signature.js';
 import type { VerificationConfig } from '../../libs/signatures/verification-config.js';
-import { apiClient } from '../../libs/testing/api-client.js';
+import { apiClient } from '../../testing/api-client.js';
 import { INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 import { TEST_RELAY_ENV } from '../../libs/testing/test-relay-env.js';
 

@@ -31,7 +31,7 @@ import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { startRelayProcess, tempDataDir } from '../../libs/testing/relay-child-process.js';
 import { nearestRank } from '../../libs/stats/nearest-rank.js';
-import { apiClient } from '../../libs/testing/api-client.js';
+import { apiClient } from '../../testing/api-client.js';
 import type { TargetReady } from '../ingest/bench-target.js';
 import { startBenchSink, type BenchSink } from './sink-client.js';
 

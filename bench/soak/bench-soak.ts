@@ -49,7 +49,7 @@ import { parseArgs } from 'node:util';
 import { Agent } from 'undici';
 import type { Role } from '../../libs/config/config.js';
 import { nearestRank } from '../../libs/stats/nearest-rank.js';
-import { apiClient } from '../../libs/testing/api-client.js';
+import { apiClient } from '../../testing/api-client.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
 import { startKafkaMock } from '../../libs/testing/kafka-mock.js';
 import { readClusterState, startKafkaCluster } from '../../libs/testing/kafka-cluster.js';

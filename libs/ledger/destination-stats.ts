@@ -1,6 +1,8 @@
+import { z } from 'zod';
 import type { AttemptRecord } from '../pipeline/attempt-record.js';
 import { LATENCY_BUCKET_COLUMNS, LATENCY_BUCKET_COUNT, latencyBucket } from '../stats/latency-buckets.js';
 import { hourStart } from '../stats/stats-hours.js';
+import { decodeRows } from '../store/row-schema.js';
 import type { SqlClient } from '../store/sql-client.js';
 
 interface HourTally {
@@ -84,4 +86,69 @@ export async function addDestinationStats(tx: SqlClient, attempts: AttemptRecord
       hour.lastFailureAt,
     ]);
   }
+}
+
+/** A destination's attempts summed over a window of hours. */
+export interface WindowTotals {
+  attempts: number;
+  ok: number;
+  latencySum: number;
+  maxLatency: number;
+  buckets: number[];
+}
+
+// PostgreSQL sums integers as NUMERIC, which arrives as text: every sum is coerced.
+const windowRowSchema = z.object({
+  destinationId: z.string(),
+  attempts: z.coerce.number(),
+  ok: z.coerce.number(),
+  latencySum: z.coerce.number(),
+  maxLatency: z.coerce.number(),
+  ...Object.fromEntries(LATENCY_BUCKET_COLUMNS.map((c) => [c, z.coerce.number()])),
+});
+
+/** Hourly rows from the hour that contains `since`: the window holds at least everything since then. */
+export async function destinationWindowTotals(sql: SqlClient, destinationIds: string[], since: number): Promise<Map<string, WindowTotals>> {
+  if (destinationIds.length === 0) return new Map();
+  const rows = await sql.all(
+    `SELECT destination_id AS "destinationId", SUM(attempts) AS attempts, SUM(ok_attempts) AS ok, SUM(latency_sum_ms) AS "latencySum",
+       MAX(max_latency_ms) AS "maxLatency", ${LATENCY_BUCKET_COLUMNS.map((c) => `SUM(${c}) AS ${c}`).join(', ')}
+     FROM destination_hourly_stats WHERE destination_id IN (${destinationIds.map(() => '?').join(', ')}) AND hour_start >= ?
+     GROUP BY destination_id`,
+    [...destinationIds, hourStart(since)],
+  );
+  return new Map(
+    decodeRows(windowRowSchema, 'destination_hourly_stats', rows).map((row) => [
+      row.destinationId,
+      {
+        attempts: row.attempts,
+        ok: row.ok,
+        latencySum: row.latencySum,
+        maxLatency: row.maxLatency,
+        buckets: LATENCY_BUCKET_COLUMNS.map((c) => (row as unknown as Record<string, number>)[c]!),
+      },
+    ]),
+  );
+}
+
+export interface LastActivity {
+  lastAttemptAt: number | null;
+  lastSuccessAt: number | null;
+  lastFailureAt: number | null;
+}
+
+const lastActivitySchema = z.object({
+  lastAttemptAt: z.coerce.number().nullable(),
+  lastSuccessAt: z.coerce.number().nullable(),
+  lastFailureAt: z.coerce.number().nullable(),
+});
+
+/** The latest attempt, success and failure, over every hour still kept. */
+export async function destinationLastActivity(sql: SqlClient, destinationId: string): Promise<LastActivity> {
+  const rows = await sql.all(
+    `SELECT MAX(last_attempt_at) AS "lastAttemptAt", MAX(last_success_at) AS "lastSuccessAt", MAX(last_failure_at) AS "lastFailureAt"
+     FROM destination_hourly_stats WHERE destination_id = ?`,
+    [destinationId],
+  );
+  return decodeRows(lastActivitySchema, 'destination_hourly_stats', rows)[0] ?? { lastAttemptAt: null, lastSuccessAt: null, lastFailureAt: null };
 }

@@ -1,5 +1,5 @@
 import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
-import { encodeDeliveryJob, type DeliveryJob } from './delivery-job.js';
+import { encodeDeliveryJob, JOB_HEADER, type DeliveryJob } from './delivery-job.js';
 import { poisonReason } from './poison-records.js';
 import { DEAD_LETTER_TOPIC } from './topology.js';
 
@@ -9,7 +9,7 @@ export type DeadLetterReason = 'retries_exhausted' | 'destination_gone' | 'desti
 export const DEAD_REASON_HEADER = 'relay-dead-reason';
 /** What exactly went wrong with a malformed or poison record (the error's message). */
 export const DEAD_DETAIL_HEADER = 'relay-dead-detail';
-/** Where a malformed or poison record was read (`topic/partition@offset`); a job's own header names its destination otherwise. */
+/** Where a malformed or poison record was read (`topic/partition@offset`, or `ordered_waiting/<deliveryId>` for a kept job); a job's own header names its destination otherwise. */
 export const DEAD_ORIGIN_HEADER = 'relay-dead-origin';
 
 /** The job as it would be retried (attempt number of its last try), body byte-exact, plus why it stopped. */
@@ -28,6 +28,23 @@ export function deadLetterOfRecord(record: BrokerRecord, reason: 'malformed_reco
       [DEAD_REASON_HEADER]: reason,
       [DEAD_DETAIL_HEADER]: detail.slice(0, 1000),
       [DEAD_ORIGIN_HEADER]: `${record.topic}/${record.partition}@${record.offset}`,
+    },
+  };
+}
+
+/**
+ * A job kept in the store that no longer decodes: its body and its job text as stored (in the job
+ * header, as a record carries it), with what went wrong and where it was kept (`origin`).
+ */
+export function deadLetterOfStoredJob(row: { sourceId: string; job: string; body: Uint8Array }, origin: string, detail: string): OutgoingMessage {
+  return {
+    key: row.sourceId,
+    value: Buffer.from(row.body),
+    headers: {
+      [JOB_HEADER]: row.job,
+      [DEAD_REASON_HEADER]: 'malformed_record',
+      [DEAD_DETAIL_HEADER]: detail.slice(0, 1000),
+      [DEAD_ORIGIN_HEADER]: origin,
     },
   };
 }

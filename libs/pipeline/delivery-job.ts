@@ -76,7 +76,7 @@ export function firstAttemptJob(event: JobEvent, delivery: { id: string; destina
   };
 }
 
-const JOB_HEADER = 'relay-job';
+export const JOB_HEADER = 'relay-job';
 
 /**
  * Loose: retries and dead letters publish the decoded job again, so fields a newer router added pass
@@ -87,6 +87,11 @@ const receivedJob = deliveryJobSchema.loose();
 /** Key = source id, so first attempts keep per-source order. */
 export function encodeDeliveryJob(job: DeliveryJob, body: Buffer): OutgoingMessage {
   return { key: job.sourceId, value: body, headers: { [JOB_HEADER]: JSON.stringify(job) } };
+}
+
+/** A job kept in the store as JSON text (an ordered line's waiting jobs), checked as a record's job header is. */
+export function decodeStoredDeliveryJob(text: string): DeliveryJob {
+  return receivedJob.parse(JSON.parse(text));
 }
 
 export function decodeDeliveryJob(record: BrokerRecord): { job: DeliveryJob; body: Buffer } {

@@ -9,6 +9,19 @@ import type { DeadLetters } from '../pipeline/dead-letter.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { Store } from '../store/store.js';
 
+/**
+ * Settings of the roles that a test may hold still or shrink (RelayOptions carries them to the
+ * composition root); a production start leaves every one unset and each role uses its default.
+ */
+export interface RoleTuning {
+  /** The gateway's clock (rate windows, receipt times); tests hold it still to put a burst in one window. */
+  gatewayClock?: () => number;
+  /** The API's clock for its per-key rate limits; tests hold it still to put a burst in one instant. */
+  apiClock?: () => number;
+  /** Event ids a replay job copies into its snapshot per step (the runner's default when not given). */
+  replaySnapshotChunk?: number;
+}
+
 /** What the composition root opens once and every role builds on. */
 export interface Infrastructure {
   config: Config;
@@ -24,11 +37,14 @@ export interface Infrastructure {
   deadLetters: DeadLetters;
   /** Applies a change in this process at once, then tells every other process (relay.config). */
   announce(change: ConfigChange): Promise<void>;
+  tuning: RoleTuning;
 }
 
 /**
- * One part of the relay (gateway, router, deliverer, recorder, api, janitor), built the same way by
- * `RoleBuilder` and run by the composition root: started in table order, stopped in reverse.
+ * One part of the relay (gateway, router, search indexer, deliverer, recorder, api, console, janitor),
+ * built the same way by a `RoleBuilder` constant (`buildXRole`) and run by the composition root: started
+ * in table order, stopped in reverse. A role that offers more (the gateway's dedup ledger) says so in an
+ * interface of its own, which tests reach through `RunningRelay.roles`.
  */
 export interface Role {
   name: string;
@@ -44,4 +60,5 @@ export interface Role {
   onConfigChange?(change: ConfigChange): void;
 }
 
-export type RoleBuilder<R extends Role = Role> = (infrastructure: Infrastructure) => Promise<R> | R;
+/** Builds a role over what the composition root opened; a role that needs less may ask for a part (`I`) of it. */
+export type RoleBuilder<R extends Role = Role, I = Infrastructure> = (infrastructure: I) => Promise<R> | R;

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { request } from 'undici';
 import { startHttpSink, type HttpSink } from '../../../libs/testing/http-sink.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { created, startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
-import { createRoute, createSource } from '../../../libs/testing/event-fixtures.js';
+import { created, startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
+import { createRoute, createSource } from '../../../testing/event-fixtures.js';
 
 const TOKEN = 'hdr-token-value-0001';
 const SHORT = 'team-7';

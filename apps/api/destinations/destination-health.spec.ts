@@ -4,8 +4,8 @@ import { latencyBucket } from '../../../libs/stats/latency-buckets.js';
 import { respond, startHttpSink, type HttpSink } from '../../../libs/testing/http-sink.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import { recordAttempts } from '../../../libs/ledger/attempts.js';
-import { startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
-import { createDestination, createSource, orgIds, recordTries, seedEvent, type Try } from '../../../libs/testing/event-fixtures.js';
+import { startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
+import { createDestination, createSource, orgIds, recordTries, seedEvent, type Try } from '../../../testing/event-fixtures.js';
 
 const HOUR = 3_600_000;
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { created, startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
+import { created, startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SIGNING_SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { hang, respond, startHttpSink, type HttpSink } from '../../../libs/testing/http-sink.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
-import { createDestination } from '../../../libs/testing/event-fixtures.js';
+import { startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
+import { createDestination } from '../../../testing/event-fixtures.js';
 
 describeEachStore('POST /api/destinations/:id/test', (target) => {
   let h: ApiHarness;

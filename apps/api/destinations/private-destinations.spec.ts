@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
-import { createDestination } from '../../../libs/testing/event-fixtures.js';
+import { startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
+import { createDestination } from '../../../testing/event-fixtures.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 
 /** A public name that does not resolve here: accepted at save time (the connect-time guard judges it later). */

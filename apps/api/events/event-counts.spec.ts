@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { foldEventCounts } from '../../../libs/store/event-counts.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import { deleteEvents } from '../../../libs/ledger/retention.js';
-import { startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
+import { startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
 import { EVENT_STATUSES } from './event-schema.js';
-import { createDestination, createSource, orgIds, recordTries, seedEvent, type SeededEvent } from '../../../libs/testing/event-fixtures.js';
+import { createDestination, createSource, orgIds, recordTries, seedEvent, type SeededEvent } from '../../../testing/event-fixtures.js';
 
 const MINUTE = 60_000;
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
-import { createSource, orgIds, seedEvent, type SeededEvent } from '../../../libs/testing/event-fixtures.js';
+import { startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
+import { createSource, orgIds, seedEvent, type SeededEvent } from '../../../testing/event-fixtures.js';
 import { selectEventPage, type EventFilter, type EventListLimits } from '../../../libs/ledger/event-queries.js';
 
 const MINUTE = 60_000;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
-import { createDestination, createSource, orgIds, recordTries, seedEvent, type SeededEvent } from '../../../libs/testing/event-fixtures.js';
+import { startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
+import { createDestination, createSource, orgIds, recordTries, seedEvent, type SeededEvent } from '../../../testing/event-fixtures.js';
 
 const SUMMARY_KEYS = ['id', 'sourceId', 'status', 'headers', 'payloadSize', 'deliveriesCount', 'deliveriesSucceeded', 'receivedAt'];
 const MINUTE = 60_000;

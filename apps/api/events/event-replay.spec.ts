@@ -8,8 +8,8 @@ import { hang, startHttpSink, type HttpSink } from '../../../libs/testing/http-s
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import { expirePayloads, DAY_MS } from '../../../libs/ledger/retention.js';
 import { createRouteTargets } from '../../../libs/routing/route-targets.js';
-import { startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
-import { createDestination, createRoute, createSource, orgIds, recordTries, seedEvent, watchDestinationTopic, type SeededEvent } from '../../../libs/testing/event-fixtures.js';
+import { startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
+import { createDestination, createRoute, createSource, orgIds, recordTries, seedEvent, watchDestinationTopic, type SeededEvent } from '../../../testing/event-fixtures.js';
 import { MAX_BULK_REPLAY_DELIVERIES, replayEvent } from './event-replay.js';
 import { destinationTopic } from '../../../libs/pipeline/topology.js';
 

@@ -6,6 +6,8 @@ import { planRoutes, type PlannedTarget, type RoutePlan } from '../../../libs/tr
 import type { SqlClient } from '../../../libs/store/sql-client.js';
 import { createReplayDeliveries, createTransformationFailures, removeUnqueuedDeliveries } from '../../../libs/ledger/deliveries.js';
 import type { JobTarget, RoutedTarget } from '../../../libs/routing/route-targets.js';
+import { destinationTargets } from '../../../libs/destinations/destination-queries.js';
+import { sourceSlugs } from '../../../libs/sources/source-queries.js';
 import { FieldBudget } from '../../../libs/payload/field-budget.js';
 import type { Tenant } from '../../../libs/tenancy/tenant.js';
 import type { ApiDeps } from '../api-deps.js';
@@ -50,11 +52,7 @@ export async function namedTargets(deps: Pick<ReplayDeps, 'store' | 'maxRoutesPe
     const bound = `at most ${deps.maxRoutesPerSource} destinations per event (RELAY_MAX_ROUTES_PER_SOURCE); ${unique.length} were named`;
     throw new ValidationError(`destinationIds: ${bound}`, [{ field: 'destinationIds', message: bound }]);
   }
-  const rows = await deps.store.sql.all<Omit<JobTarget, 'destinationOrdered'> & { ordering: string }>(
-    `SELECT id AS "destinationId", name AS "destinationName", ordering FROM destinations WHERE org_id = ? AND id IN (${unique.map(() => '?').join(', ')})`,
-    [tenant.org.id, ...unique],
-  );
-  const byId = new Map(rows.map(({ ordering, ...row }) => [row.destinationId, { ...row, destinationOrdered: ordering === 'source' }]));
+  const byId = new Map((await destinationTargets(deps.store.sql, tenant.org.id, unique)).map((target) => [target.destinationId, target]));
   const missing = unique.filter((id) => !byId.has(id));
   if (missing.length > 0) throw new NotFoundError(`Destination ${missing.join(', ')} not found`);
   return unique.map((id) => byId.get(id)!);
@@ -68,13 +66,6 @@ async function createDeliveries(sql: SqlClient, orgId: string, replays: Replay[]
     now,
   );
   return replays.flatMap((replay, index) => created[index]!.map(({ id }, target) => ({ id, replay, target: replay.targets[target]! })));
-}
-
-/** The slugs of the replayed events' sources, read once per replay: jobs carry them for X-Relay-Source. */
-async function sourceSlugs(sql: SqlClient, orgId: string, replays: Replay[]): Promise<Map<string, string>> {
-  const ids = [...new Set(replays.map((replay) => replay.event.sourceId))];
-  const rows = await sql.all<{ id: string; slug: string }>(`SELECT id, slug FROM sources WHERE org_id = ? AND id IN (${ids.map(() => '?').join(', ')})`, [orgId, ...ids]);
-  return new Map(rows.map((row) => [row.id, row.slug]));
 }
 
 function deliveryJob(deps: ReplayDeps, orgId: string, delivery: CreatedDelivery, slugs: Map<string, string>): { topic: string; message: OutgoingMessage } {
@@ -123,7 +114,7 @@ async function publishJobs(deps: ReplayDeps, orgId: string, deliveries: CreatedD
 }
 
 async function queueReplays(deps: ReplayDeps, tenant: Tenant, replays: Replay[]): Promise<number> {
-  const slugs = await sourceSlugs(deps.store.sql, tenant.org.id, replays);
+  const slugs = await sourceSlugs(deps.store.sql, tenant.org.id, replays.map((replay) => replay.event.sourceId));
   const failures = replays.flatMap(({ event, failed }) => failed.map((target) => ({ ...target, orgId: tenant.org.id, eventId: event.id })));
   await deps.store.sql.transaction((tx) => createTransformationFailures(tx, failures, deps.now()));
   const deliveries = await createDeliveries(deps.store.sql, tenant.org.id, replays.filter((replay) => replay.targets.length > 0), deps.now());

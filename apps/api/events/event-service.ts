@@ -18,7 +18,7 @@ import {
   type EventRecord,
 } from '../../../libs/ledger/event-queries.js';
 import { isoTime } from '../../../libs/time/iso-time.js';
-import { signatureHeadersOf } from './header-view.js';
+import { signatureHeadersOf } from '../../../libs/sources/source-queries.js';
 import { deliveryView, eventSummary, eventView, timelineView } from './event-view.js';
 
 export async function requireEvent(deps: Pick<ApiDeps, 'store'>, tenant: Tenant, id: string): Promise<EventRecord> {

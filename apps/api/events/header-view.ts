@@ -1,6 +1,4 @@
 import { maskSecret } from '../../../libs/secrets/mask-secret.js';
-import type { SqlClient } from '../../../libs/store/sql-client.js';
-import { signatureHeaderOf } from '../../../libs/signatures/signature-header.js';
 
 /** Received headers that carry credentials (DESIGN section 6); names lower-cased. */
 const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key'];
@@ -20,15 +18,4 @@ export function storedHeadersView(headersJson: string, signatureHeader: string |
       hidden.includes(name.toLowerCase()) ? [name, Array.isArray(value) ? value.map(maskSecret) : maskSecret(value)] : [name, value],
     ),
   );
-}
-
-/** The signature header of each of these sources as configured now (null where it verifies nothing). */
-export async function signatureHeadersOf(sql: SqlClient, sourceIds: readonly string[]): Promise<Map<string, string | null>> {
-  const ids = [...new Set(sourceIds)];
-  if (ids.length === 0) return new Map();
-  const rows = await sql.all<{ id: string; verification: string }>(
-    `SELECT id, verification FROM sources WHERE id IN (${ids.map(() => '?').join(', ')})`,
-    ids,
-  );
-  return new Map(rows.map((row) => [row.id, signatureHeaderOf(JSON.parse(row.verification) as Record<string, unknown>)]));
 }

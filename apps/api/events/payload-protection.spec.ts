@@ -4,8 +4,8 @@ import { openStoredPayload } from '../../../libs/payload/stored-payload.js';
 import type { DeliveryJob } from '../../../libs/pipeline/delivery-job.js';
 import { startHttpSink, type HttpSink } from '../../../libs/testing/http-sink.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
-import { createDestination, createRoute, createSource, watchDestinationTopic } from '../../../libs/testing/event-fixtures.js';
+import { startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
+import { createDestination, createRoute, createSource, watchDestinationTopic } from '../../../testing/event-fixtures.js';
 import { isTrue, waitFor } from '../../../libs/testing/wait-for.js';
 
 const CARD = '4111111111111111';

@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
-import { apiClient } from '../../../libs/testing/api-client.js';
+import { apiClient } from '../../../testing/api-client.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import { waitFor } from '../../../libs/testing/wait-for.js';
-import { created, startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
+import { created, startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
 
 const SECRET = 'hmac-secret-for-header-views';
 const BODY = '{"order":"ord_1"}';

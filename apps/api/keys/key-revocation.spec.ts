@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../../libs/config/config.js';
 import { createLogger } from '../../../libs/logging/logger.js';
-import { apiClient } from '../../../libs/testing/api-client.js';
+import { apiClient } from '../../../testing/api-client.js';
 import { BACKEND_TARGETS, type BackendLocation } from '../../../libs/testing/backend-targets.js';
 import { waitFor } from '../../../libs/testing/wait-for.js';
 import { startRelay, type RunningRelay } from '../../relay/relay.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { created, startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
+import { created, startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
 
 describeEachStore('API keys and scopes', (target) => {
   let h: ApiHarness;

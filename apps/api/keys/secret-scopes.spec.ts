@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { created, createdId, startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
+import { created, createdId, startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
 
 const SOURCE_SECRET = 'secret-scopes-source-secret-0001';
 const DESTINATION_TOKEN = 'secret-scopes-bearer-token-0001';

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import { createResponseChecker } from '../../../libs/testing/openapi-responses.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
+import { startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
 import { API_OPERATIONS, openApiDocument } from '../api-operations.js';
 import { ERROR_CODES } from './error-schema.js';
 import { COMMITTED_DOCUMENT, documentText } from './write-document.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
-import { createDestination, createSource, orgIds, seedEvent } from '../../../libs/testing/event-fixtures.js';
+import { startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
+import { createDestination, createSource, orgIds, seedEvent } from '../../../testing/event-fixtures.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 import { isDefined, waitFor } from '../../../libs/testing/wait-for.js';
 import { replayStepSize } from './replay-runner.js';

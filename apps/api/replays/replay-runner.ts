@@ -3,7 +3,17 @@ import { isRelayError } from '../../../libs/errors/errors.js';
 import type { Logger } from '../../../libs/logging/logger.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
 import { snapshotEventIdsAfter, type EventFilter, type EventKey } from '../../../libs/ledger/event-queries.js';
-import { dropSnapshot } from './replay-snapshot.js';
+import {
+  advanceReplayCursor,
+  claimReplay,
+  dueReplays,
+  finishReplay,
+  releaseReplayLeases,
+  saveSnapshotProgress,
+  snapshotIdsAfter,
+  type DueReplay,
+} from '../../../libs/replays/replays.js';
+import { dropSnapshot } from '../../../libs/replays/replay-snapshot.js';
 import { MAX_BULK_REPLAY_DELIVERIES } from '../events/event-replay.js';
 
 /** What one step of a job does with its next events: the bulk replay, wired by the composition root. */
@@ -45,18 +55,88 @@ export interface ReplayRunner {
   stop(): Promise<void>;
 }
 
-interface DueJob {
-  id: string;
-  orgId: string;
-  destinationIds: string | null;
-  maxPerSecond: number;
-  cursor: string | null;
-  filter: string;
-  /** The newest event matching at creation; null once its snapshot is copied. */
-  untilCreatedAt: number | string | null;
-  untilId: string | null;
-  afterCreatedAt: number | string | null;
-  afterId: string | null;
+/** What a runner's steps share: its settings, its lease owner id, and each job's pace. */
+interface RunnerParts {
+  sql: SqlClient;
+  replayEvents: ReplayEvents;
+  now: () => number;
+  leaseMs: number;
+  stepSize: number;
+  snapshotChunk: number;
+  owner: string;
+  /** Per job: not before this instant (its pace). */
+  nextStepAt: Map<string, number>;
+}
+
+async function finish(parts: RunnerParts, id: string, status: 'completed' | 'failed', error: string | null = null): Promise<void> {
+  await finishReplay(parts.sql, id, status, error, parts.now());
+  parts.nextStepAt.delete(id);
+  await dropSnapshot(parts.sql, id);
+}
+
+const eventKey = (createdAt: number | null, id: string | null): EventKey | null => (id === null ? null : { createdAt: Number(createdAt), id });
+
+/**
+ * Copies the next chunk of the job's event ids, up to the newest event that matched at creation; the
+ * job is replayed once its snapshot is whole (the snapshot is read in id order). Not paced: the pace
+ * is for deliveries, and each chunk is a short statement, so the API's own queries go on between them.
+ */
+async function copySnapshot(parts: RunnerParts, job: DueReplay, untilId: string): Promise<void> {
+  const stillRunning = await parts.sql.transaction(async (tx) => {
+    const { last, done } = await snapshotEventIdsAfter(tx, job.orgId, JSON.parse(job.filter) as EventFilter, job.id, {
+      after: eventKey(job.afterCreatedAt, job.afterId),
+      until: eventKey(job.untilCreatedAt, untilId)!,
+      limit: parts.snapshotChunk,
+    });
+    return saveSnapshotProgress(tx, job.id, done ? null : last, parts.now() + parts.leaseMs);
+  });
+  // Cancelled while the chunk was copied: its rows go too.
+  if (!stillRunning) await dropSnapshot(parts.sql, job.id);
+}
+
+async function step(parts: RunnerParts, job: DueReplay): Promise<void> {
+  if (job.untilId !== null) {
+    await copySnapshot(parts, job, job.untilId);
+    return;
+  }
+  const startedAt = parts.now();
+  const ids = await snapshotIdsAfter(parts.sql, job.id, job.cursor, Math.min(parts.stepSize, job.maxPerSecond));
+  if (ids.length === 0) {
+    await finish(parts, job.id, 'completed');
+    return;
+  }
+  const destinationIds = job.destinationIds === null ? undefined : (JSON.parse(job.destinationIds) as string[]);
+  const result = await parts.replayEvents(job.orgId, ids, destinationIds);
+  await advanceReplayCursor(parts.sql, job.id, { cursor: ids[ids.length - 1]!, replayed: result.eventsQueued, skipped: result.skipped, leaseUntil: parts.now() + parts.leaseMs });
+  parts.nextStepAt.set(job.id, startedAt + (ids.length * 1000) / job.maxPerSecond);
+}
+
+/** One pass over the due jobs, until `stopped` says otherwise; resolves with how long to wait before the next. */
+async function pass(parts: RunnerParts, logger: ReplayRunnerOptions['logger'], pollMs: number, stopped: () => boolean): Promise<number> {
+  const { now, nextStepAt } = parts;
+  let wait = pollMs;
+  for (const job of await dueReplays(parts.sql, parts.owner, now())) {
+    if (stopped()) break;
+    const dueAt = nextStepAt.get(job.id) ?? 0;
+    if (dueAt > now()) {
+      wait = Math.min(wait, dueAt - now());
+      continue;
+    }
+    if (!(await claimReplay(parts.sql, job.id, parts.owner, now(), now() + parts.leaseMs))) continue;
+    try {
+      await step(parts, job);
+    } catch (error) {
+      // A named destination deleted since: the job cannot go on. Anything else (store, broker) is retried.
+      if (isRelayError(error) && !error.retriable && error.status < 500) {
+        await finish(parts, job.id, 'failed', error.message);
+        continue;
+      }
+      logger.warn({ err: error, replayId: job.id }, 'Replay step failed; it is tried again');
+      nextStepAt.set(job.id, now() + pollMs);
+    }
+    wait = Math.min(wait, Math.max(0, (nextStepAt.get(job.id) ?? now()) - now()));
+  }
+  return wait;
 }
 
 /**
@@ -68,128 +148,21 @@ interface DueJob {
  */
 export function createReplayRunner(options: ReplayRunnerOptions): ReplayRunner {
   const { sql, logger } = options;
-  const now = options.now ?? Date.now;
   const pollMs = options.pollMs ?? 1000;
-  const leaseMs = options.leaseMs ?? 15_000;
-  const stepSize = options.stepSize ?? DEFAULT_STEP_SIZE;
-  const snapshotChunk = options.snapshotChunk ?? 2000;
-  const owner = `rnr_${randomBytes(8).toString('hex')}`;
-  /** Per job: not before this instant (its pace). */
-  const nextStepAt = new Map<string, number>();
+  const parts: RunnerParts = {
+    sql,
+    replayEvents: options.replayEvents,
+    now: options.now ?? Date.now,
+    leaseMs: options.leaseMs ?? 15_000,
+    stepSize: options.stepSize ?? DEFAULT_STEP_SIZE,
+    snapshotChunk: options.snapshotChunk ?? 2000,
+    owner: `rnr_${randomBytes(8).toString('hex')}`,
+    nextStepAt: new Map(),
+  };
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | null = null;
   let stopped = true;
   let wakeAgain = false;
-
-  async function dueJobs(at: number): Promise<DueJob[]> {
-    return sql.all<DueJob>(
-      `SELECT id, org_id AS "orgId", destination_ids AS "destinationIds", max_per_second AS "maxPerSecond", cursor_event_id AS "cursor", filter,
-         snapshot_until_created_at AS "untilCreatedAt", snapshot_until_id AS "untilId", snapshot_after_created_at AS "afterCreatedAt", snapshot_after_id AS "afterId"
-       FROM replays WHERE status = 'running' AND (lease_owner = ? OR lease_until IS NULL OR lease_until < ?) ORDER BY created_at`,
-      [owner, at],
-    );
-  }
-
-  const claim = async (job: DueJob, at: number) =>
-    (await sql.run(
-      `UPDATE replays SET lease_owner = ?, lease_until = ? WHERE id = ? AND status = 'running' AND (lease_owner = ? OR lease_until IS NULL OR lease_until < ?)`,
-      [owner, at + leaseMs, job.id, owner, at],
-    )) > 0;
-
-  async function finish(id: string, status: 'completed' | 'failed', error: string | null = null): Promise<void> {
-    await sql.run(`UPDATE replays SET status = ?, error = ?, finished_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ? AND status = 'running'`, [
-      status,
-      error,
-      now(),
-      id,
-    ]);
-    nextStepAt.delete(id);
-    await dropSnapshot(sql, id);
-  }
-
-  /**
-   * Copies the next chunk of the job's event ids, up to the newest event that matched at creation; the
-   * job is replayed once its snapshot is whole (the snapshot is read in id order). Not paced: the pace
-   * is for deliveries, and each chunk is a short statement, so the API's own queries go on between them.
-   */
-  async function copySnapshot(job: DueJob, untilId: string): Promise<void> {
-    const key = (createdAt: number | string | null, id: string | null): EventKey | null => (id === null ? null : { createdAt: Number(createdAt), id });
-    const stillRunning = await sql.transaction(async (tx) => {
-      const { last, done } = await snapshotEventIdsAfter(tx, job.orgId, JSON.parse(job.filter) as EventFilter, job.id, {
-        after: key(job.afterCreatedAt, job.afterId),
-        until: key(job.untilCreatedAt, untilId)!,
-        limit: snapshotChunk,
-      });
-      const progress = done
-        ? // Whole: matched is what the snapshot holds (an event deleted since creation is not in it).
-          `snapshot_until_created_at = NULL, snapshot_until_id = NULL, matched = (SELECT COUNT(*) FROM replay_events WHERE replay_id = ?)`
-        : 'snapshot_after_created_at = ?, snapshot_after_id = ?';
-      return tx.run(`UPDATE replays SET ${progress}, lease_until = ? WHERE id = ? AND status = 'running'`, [
-        ...(done ? [job.id] : [last.createdAt, last.id]),
-        now() + leaseMs,
-        job.id,
-      ]);
-    });
-    // Cancelled while the chunk was copied: its rows go too.
-    if (stillRunning === 0) await dropSnapshot(sql, job.id);
-  }
-
-  async function step(job: DueJob): Promise<void> {
-    if (job.untilId !== null) {
-      await copySnapshot(job, job.untilId);
-      return;
-    }
-    const startedAt = now();
-    const size = Math.min(stepSize, job.maxPerSecond);
-    const ids = (
-      await sql.all<{ eventId: string }>(
-        `SELECT event_id AS "eventId" FROM replay_events WHERE replay_id = ? AND event_id > ? ORDER BY event_id LIMIT ?`,
-        [job.id, job.cursor ?? '', size],
-      )
-    ).map((row) => row.eventId);
-    if (ids.length === 0) {
-      await finish(job.id, 'completed');
-      return;
-    }
-    const destinationIds = job.destinationIds === null ? undefined : (JSON.parse(job.destinationIds) as string[]);
-    const result = await options.replayEvents(job.orgId, ids, destinationIds);
-    await sql.run(`UPDATE replays SET cursor_event_id = ?, replayed = replayed + ?, skipped = skipped + ?, lease_until = ? WHERE id = ?`, [
-      ids[ids.length - 1],
-      result.eventsQueued,
-      result.skipped,
-      now() + leaseMs,
-      job.id,
-    ]);
-    nextStepAt.set(job.id, startedAt + (ids.length * 1000) / job.maxPerSecond);
-  }
-
-  /** One pass over the due jobs; resolves with how long to wait before the next. */
-  async function pass(): Promise<number> {
-    const at = now();
-    let wait = pollMs;
-    for (const job of await dueJobs(at)) {
-      if (stopped) break;
-      const dueAt = nextStepAt.get(job.id) ?? 0;
-      if (dueAt > now()) {
-        wait = Math.min(wait, dueAt - now());
-        continue;
-      }
-      if (!(await claim(job, now()))) continue;
-      try {
-        await step(job);
-      } catch (error) {
-        // A named destination deleted since: the job cannot go on. Anything else (store, broker) is retried.
-        if (isRelayError(error) && !error.retriable && error.status < 500) {
-          await finish(job.id, 'failed', error.message);
-          continue;
-        }
-        logger.warn({ err: error, replayId: job.id }, 'Replay step failed; it is tried again');
-        nextStepAt.set(job.id, now() + pollMs);
-      }
-      wait = Math.min(wait, Math.max(0, (nextStepAt.get(job.id) ?? now()) - now()));
-    }
-    return wait;
-  }
 
   function schedule(delayMs: number): void {
     if (stopped) return;
@@ -204,7 +177,7 @@ export function createReplayRunner(options: ReplayRunnerOptions): ReplayRunner {
       wakeAgain = true;
       return;
     }
-    running = pass()
+    running = pass(parts, logger, pollMs, () => stopped)
       .catch((error: unknown) => {
         logger.error({ err: error }, 'Replay runner pass failed');
         return pollMs;
@@ -229,7 +202,7 @@ export function createReplayRunner(options: ReplayRunnerOptions): ReplayRunner {
       stopped = true;
       clearTimeout(timer);
       await running;
-      await sql.run(`UPDATE replays SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ? AND status = 'running'`, [owner]);
+      await releaseReplayLeases(sql, parts.owner);
     },
   };
 }

@@ -6,9 +6,10 @@ import type { ApiDeps } from '../api-deps.js';
 import { matchingBound, matchingSample } from '../../../libs/ledger/event-queries.js';
 import { namedTargets, replayEvents, type ReplayDeps } from '../events/event-replay.js';
 import type { ReplayEvents } from './replay-runner.js';
-import { dropSnapshot } from './replay-snapshot.js';
+import { dropSnapshot } from '../../../libs/replays/replay-snapshot.js';
 import type { CreateReplayInput } from './replay-schema.js';
-import { REPLAY_COLUMNS, replayView, type ReplayRecord } from './replay-view.js';
+import { cancelRunningReplay, insertReplay, replayById, replayPage, type ReplayRecord } from '../../../libs/replays/replays.js';
+import { replayView } from './replay-view.js';
 
 /** Events named in a dry run's answer. */
 const SAMPLE_SIZE = 10;
@@ -16,7 +17,7 @@ const SAMPLE_SIZE = 10;
 export type DryRun = { matched: number; sample: string[] };
 
 async function requireReplay(deps: Pick<ApiDeps, 'store'>, tenant: Tenant, id: string): Promise<ReplayRecord> {
-  const [row] = await deps.store.sql.all<ReplayRecord>(`SELECT ${REPLAY_COLUMNS} FROM replays WHERE org_id = ? AND id = ?`, [tenant.org.id, id]);
+  const row = await replayById(deps.store.sql, tenant.org.id, id);
   if (!row) throw new NotFoundError(`Replay ${id} not found`);
   return row;
 }
@@ -38,24 +39,18 @@ export async function createReplay(deps: ApiDeps, tenant: Tenant, input: CreateR
   const id = newId('rpl');
   const now = deps.now();
   const { matched, newest } = await matchingBound(deps.store.sql, tenant.org.id, input.filter);
-  await deps.store.sql.run(
-    `INSERT INTO replays (id, org_id, status, filter, destination_ids, max_per_second, matched, replayed, skipped, created_at, finished_at,
-       snapshot_until_created_at, snapshot_until_id)
-     VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?)`,
-    [
-      id,
-      tenant.org.id,
-      newest ? 'running' : 'completed',
-      JSON.stringify(input.filter),
-      input.destinationIds ? JSON.stringify([...new Set(input.destinationIds)]) : null,
-      input.maxPerSecond,
-      matched,
-      now,
-      newest ? null : now,
-      newest?.createdAt ?? null,
-      newest?.id ?? null,
-    ],
-  );
+  await insertReplay(deps.store.sql, {
+    id,
+    orgId: tenant.org.id,
+    status: newest ? 'running' : 'completed',
+    filter: JSON.stringify(input.filter),
+    destinationIds: input.destinationIds ? JSON.stringify([...new Set(input.destinationIds)]) : null,
+    maxPerSecond: input.maxPerSecond,
+    matched,
+    createdAt: now,
+    finishedAt: newest ? null : now,
+    until: newest ?? null,
+  });
   deps.wakeReplays();
   return replayView(await requireReplay(deps, tenant, id));
 }
@@ -65,26 +60,16 @@ export async function getReplay(deps: ApiDeps, tenant: Tenant, id: string) {
 }
 
 export async function listReplays(deps: ApiDeps, tenant: Tenant, query: PageQuery) {
-  const [rows, [count]] = await Promise.all([
-    deps.store.sql.all<ReplayRecord>(`SELECT ${REPLAY_COLUMNS} FROM replays WHERE org_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, [
-      tenant.org.id,
-      query.pageSize,
-      (query.page - 1) * query.pageSize,
-    ]),
-    deps.store.sql.all<{ total: number | string }>('SELECT COUNT(*) AS total FROM replays WHERE org_id = ?', [tenant.org.id]),
-  ]);
-  return { rows: rows.map(replayView), total: Number(count?.total ?? 0) };
+  const page = await replayPage(deps.store.sql, tenant.org.id, query);
+  return { rows: page.rows.map(replayView), total: page.total };
 }
 
 /** Stops a running job where it is (events already replayed stay replayed); a finished one is 409 REPLAY_FINISHED. */
 export async function cancelReplay(deps: ApiDeps, tenant: Tenant, id: string) {
   const current = await requireReplay(deps, tenant, id);
-  const changed = await deps.store.sql.run(`UPDATE replays SET status = 'cancelled', finished_at = ? WHERE org_id = ? AND id = ? AND status = 'running'`, [
-    deps.now(),
-    tenant.org.id,
-    id,
-  ]);
-  if (changed === 0) throw new ConflictError('REPLAY_FINISHED', `Replay ${id} is already ${current.status}`);
+  if (!(await cancelRunningReplay(deps.store.sql, tenant.org.id, id, deps.now()))) {
+    throw new ConflictError('REPLAY_FINISHED', `Replay ${id} is already ${current.status}`);
+  }
   await dropSnapshot(deps.store.sql, id);
   return replayView(await requireReplay(deps, tenant, id));
 }

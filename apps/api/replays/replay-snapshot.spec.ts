@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
-import { createSource, orgIds, seedEvent } from '../../../libs/testing/event-fixtures.js';
+import { startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
+import { createSource, orgIds, seedEvent } from '../../../testing/event-fixtures.js';
 import { matchingBound, snapshotEventIdsAfter, type EventFilter, type EventKey } from '../../../libs/ledger/event-queries.js';
 
 describeEachStore('replay snapshot, copied a chunk at a time', (target) => {

@@ -1,27 +1,6 @@
 import { isoTime } from '../../../libs/time/iso-time.js';
 import type { EventFilter } from '../../../libs/ledger/event-queries.js';
-
-/** A replay job as stored. */
-export interface ReplayRecord {
-  id: string;
-  orgId: string;
-  status: 'running' | 'completed' | 'cancelled' | 'failed';
-  /** JSON text of the filter as parsed (`from`/`to` in epoch ms). */
-  filter: string;
-  /** JSON text, or null: the routes of each event's source. */
-  destinationIds: string | null;
-  maxPerSecond: number;
-  matched: number;
-  replayed: number;
-  skipped: number;
-  createdAt: number;
-  finishedAt: number | null;
-  /** Why a `failed` job stopped; null otherwise. */
-  error: string | null;
-}
-
-export const REPLAY_COLUMNS = `id, org_id AS "orgId", status, filter, destination_ids AS "destinationIds", max_per_second AS "maxPerSecond",
-  matched, replayed, skipped, created_at AS "createdAt", finished_at AS "finishedAt", error`;
+import type { ReplayRecord } from '../../../libs/replays/replays.js';
 
 /** DESIGN section 6: the job with its progress; the filter shows its bounds as ISO 8601. */
 export function replayView(row: ReplayRecord) {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { created, startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
+import { created, startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
 
 const ROUTE_KEYS = ['id', 'sourceId', 'destinationId', 'enabled', 'filter', 'transformationId', 'delaySeconds', 'createdAt'];
 const UNKNOWN_ROUTE = 'rte_00000000000000000000000000';

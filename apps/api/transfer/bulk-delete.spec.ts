@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import type { ApiCall } from '../../../libs/testing/api-client.js';
-import { createdId, startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
+import type { ApiCall } from '../../../testing/api-client.js';
+import { createdId, startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
 
 describeEachStore('DELETE /api/sources/bulk and /api/destinations/bulk', (target) => {
   let h: ApiHarness;

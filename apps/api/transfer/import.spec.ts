@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { apiClient } from '../../../libs/testing/api-client.js';
+import { apiClient } from '../../../testing/api-client.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import { created, startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
+import { created, startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
 
 type Kind = 'sources' | 'destinations';
 type Entry = Record<string, unknown>;

@@ -3,8 +3,8 @@ import { createHmac } from 'node:crypto';
 import type { VerificationConfig } from '../../../libs/signatures/verification-config.js';
 import { verifySignature } from '../../../libs/signatures/verify-signature.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
-import type { ApiCall } from '../../../libs/testing/api-client.js';
-import { createdId, startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
+import type { ApiCall } from '../../../testing/api-client.js';
+import { createdId, startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
 
 const BODY = Buffer.from('{"action":"opened","number":7}');
 const CODEHOST_SECRET = 'round-trip-codehost-secret';

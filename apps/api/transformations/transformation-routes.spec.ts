@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { created, startApiHarness, type ApiHarness } from '../../../libs/testing/api-harness.js';
+import { created, startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
 
 const CODE = 'function transform(request, context) {\n  request.body.token = context.env.TOKEN;\n  return request;\n}';

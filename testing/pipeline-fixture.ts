@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import type { Role } from '../config/config.js';
+import type { Role } from '../libs/config/config.js';
 import { apiClient } from './api-client.js';
-import { openStore, type Store } from '../store/store.js';
-import type { BackendTarget } from './backend-targets.js';
-import { startHttpSink, type HttpSink } from './http-sink.js';
-import { printOutputOnFailure, startRelayProcess, type RelayProcess, type RelayProcessOptions } from './relay-child-process.js';
+import { openStore, type Store } from '../libs/store/store.js';
+import type { BackendTarget } from '../libs/testing/backend-targets.js';
+import { startHttpSink, type HttpSink } from '../libs/testing/http-sink.js';
+import { printOutputOnFailure, startRelayProcess, type RelayProcess, type RelayProcessOptions } from '../libs/testing/relay-child-process.js';
 
 /** Shared by the process-level suites: set up a source -> destination route and watch deliveries settle. */
 

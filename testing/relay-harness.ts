@@ -1,12 +1,12 @@
 import type { Context } from 'mocha';
-import { loadConfig } from '../config/config.js';
-import { createLogger } from '../logging/logger.js';
+import { loadConfig } from '../libs/config/config.js';
+import { createLogger } from '../libs/logging/logger.js';
 import { apiClient, type ApiCall } from './api-client.js';
-import type { BackendTarget } from './backend-targets.js';
-import { startHttpSink, type HttpSink } from './http-sink.js';
-import { TEST_RELAY_ENV } from './test-relay-env.js';
-import { waitFor } from './wait-for.js';
-import { startRelay, type RelayOptions, type RunningRelay } from '../../apps/relay/relay.js';
+import type { BackendTarget } from '../libs/testing/backend-targets.js';
+import { startHttpSink, type HttpSink } from '../libs/testing/http-sink.js';
+import { TEST_RELAY_ENV } from '../libs/testing/test-relay-env.js';
+import { waitFor } from '../libs/testing/wait-for.js';
+import { startRelay, type RelayOptions, type RunningRelay } from '../apps/relay/relay.js';
 
 export const TEST_API_KEY = 'relay-test-key-0123456789';
 export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 9).toString('base64');

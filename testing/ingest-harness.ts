@@ -2,14 +2,14 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Context } from 'mocha';
-import type { Plan } from '../config/config.js';
+import type { Plan } from '../libs/config/config.js';
 import { apiClient, type ApiCall, type ApiResponse, type RequestOptions } from './api-client.js';
-import type { StoreTarget } from './store-targets.js';
+import type { StoreTarget } from '../libs/testing/store-targets.js';
 import { created, startApiHarness, type ApiHarness, type ApiHarnessOptions } from './api-harness.js';
-import { INGEST_TOPIC, ROUTER_GROUP } from '../pipeline/topology.js';
-import { DEDUP_JOURNAL_FILE } from '../store/dedup-journal.js';
-import { openSqlClient } from '../store/sql-client.js';
-import { isTrue, waitFor } from './wait-for.js';
+import { INGEST_TOPIC, ROUTER_GROUP } from '../libs/pipeline/topology.js';
+import { DEDUP_JOURNAL_FILE } from '../libs/store/dedup-journal.js';
+import { openSqlClient } from '../libs/store/sql-client.js';
+import { isTrue, waitFor } from '../libs/testing/wait-for.js';
 
 /** An event row as the router stored it, in the same shape on SQLite and PostgreSQL. */
 export interface StoredEvent {

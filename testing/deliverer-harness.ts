@@ -2,29 +2,30 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Broker, BrokerRecord, Consumer } from '../broker/broker.js';
-import { openEmbeddedBroker } from '../broker/embedded/embedded-broker.js';
-import type { CircuitBreakersOptions } from '../delivery/circuit-breakers.js';
-import { createHttpSender, type HttpSender } from '../delivery/send-request.js';
-import { newId } from '../ids/ids.js';
-import { createLogger } from '../logging/logger.js';
-import { createRelayMetrics, type RelayMetrics } from '../metrics/relay-metrics.js';
-import { decodeAttemptRecord, type AttemptRecord } from '../pipeline/attempt-record.js';
-import { decodeConfigChange, encodeConfigChange, type ConfigChange } from '../pipeline/config-change.js';
-import { encodeDeliveryJob, type DeliveryJob } from '../pipeline/delivery-job.js';
-import { createSecretBox, type SecretBox } from '../secrets/secret-box.js';
-import { generateSigningSecret } from '../secrets/signing-secret.js';
-import type { DestinationRow } from '../store/entities/destination.js';
-import type { SourceRow } from '../store/entities/source.js';
-import { openStore, type Store } from '../store/store.js';
-import { destinationRow, sourceRow } from './store-fixtures.js';
-import { startHttpSink, type HttpSink } from './http-sink.js';
-import { createDeliverer, type Deliverer } from '../../apps/deliverer/deliverer.js';
-import { createStoreDeliveryLookup } from '../delivery/store-lookup.js';
-import { createGoneDestinations, type GoneDestinations } from '../../apps/deliverer/gone-destinations.js';
-import { createSqlSourceLines } from '../../apps/deliverer/source-lines.js';
-import type { Schedule } from '../time/schedule.js';
-import { ATTEMPTS_TOPIC, CONFIG_TOPIC, DEAD_LETTER_TOPIC, destinationTopic } from '../pipeline/topology.js';
+import type { Broker, BrokerRecord, Consumer } from '../libs/broker/broker.js';
+import { openEmbeddedBroker } from '../libs/broker/embedded/embedded-broker.js';
+import type { CircuitBreakersOptions } from '../libs/delivery/circuit-breakers.js';
+import { createHttpSender, type HttpSender } from '../libs/delivery/send-request.js';
+import { newId } from '../libs/ids/ids.js';
+import { createLogger } from '../libs/logging/logger.js';
+import { createRelayMetrics, type RelayMetrics } from '../libs/metrics/relay-metrics.js';
+import { decodeAttemptRecord, type AttemptRecord } from '../libs/pipeline/attempt-record.js';
+import { decodeConfigChange, encodeConfigChange, type ConfigChange } from '../libs/pipeline/config-change.js';
+import { createDeadLetters, type DeadLetters } from '../libs/pipeline/dead-letter.js';
+import { encodeDeliveryJob, type DeliveryJob } from '../libs/pipeline/delivery-job.js';
+import { createSecretBox, type SecretBox } from '../libs/secrets/secret-box.js';
+import { generateSigningSecret } from '../libs/secrets/signing-secret.js';
+import type { DestinationRow } from '../libs/store/entities/destination.js';
+import type { SourceRow } from '../libs/store/entities/source.js';
+import { openStore, type Store } from '../libs/store/store.js';
+import { destinationRow, sourceRow } from '../libs/testing/store-fixtures.js';
+import { startHttpSink, type HttpSink } from '../libs/testing/http-sink.js';
+import { createDeliverer, type Deliverer } from '../apps/deliverer/deliverer.js';
+import { createStoreDeliveryLookup } from '../libs/delivery/store-lookup.js';
+import { createGoneDestinations, type GoneDestinations } from '../apps/deliverer/gone-destinations.js';
+import { createSqlSourceLines } from '../libs/ordering/source-lines.js';
+import type { Schedule } from '../libs/time/schedule.js';
+import { ATTEMPTS_TOPIC, CONFIG_TOPIC, DEAD_LETTER_TOPIC, destinationTopic } from '../libs/pipeline/topology.js';
 
 /** Records of one topic as a test reads them, with a way to wait for the ones it expects. */
 export class Collected<T> {
@@ -85,6 +86,8 @@ export interface DelivererHarness {
   metrics: RelayMetrics;
   /** What the deliverer disables gone destinations with (announced on relay.config). */
   gone: GoneDestinations;
+  /** The one way into relay.dead, counted in `metrics` (what the deliverer role is given). */
+  deadLetters: DeadLetters;
   deliverer: Deliverer;
   orgId: string;
   source: SourceRow;
@@ -123,6 +126,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
   const source = await store.sources.insert(sourceRow(org.id, { name: 'Shop', slug: 'shop-events', provider: 'generic', dedupStrategy: 'none' }));
   const metrics = createRelayMetrics({ defaultMetrics: false });
   const pausedKeys = new Set<string>();
+  const deadLetters = createDeadLetters((topic, messages) => broker.producer().send(topic, messages), metrics.deadLetters);
   const gone = createGoneDestinations(store.sql, (change) => broker.producer().send(CONFIG_TOPIC, [encodeConfigChange(change)]));
   const requestsSent = new Map<Deliverer, number>();
   const newDeliverer = () => {
@@ -141,7 +145,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
       sender: counted,
       metrics,
       gone,
-      lines: createSqlSourceLines(store.sql),
+      lines: createSqlSourceLines(store.sql, deadLetters),
       logger: quietLogger,
       jitter: 0,
       maxInFlight: options.maxInFlight,
@@ -196,6 +200,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
     secrets,
     metrics,
     gone,
+    deadLetters,
     deliverer,
     orgId: org.id,
     source,

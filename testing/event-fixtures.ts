@@ -1,15 +1,15 @@
-import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
-import { payloadHash } from '../dedup/payload-hash.js';
-import { newId } from '../ids/ids.js';
-import type { AttemptRecord } from '../pipeline/attempt-record.js';
-import { decodeDeliveryJob, type DeliveryJob } from '../pipeline/delivery-job.js';
-import { encodeIngestMessage, type IngestMeta } from '../pipeline/ingest-message.js';
-import { recordAttempts } from '../ledger/attempts.js';
-import { routeEvents } from '../../apps/router/route-events.js';
-import type { RouteTarget } from '../routing/route-targets.js';
+import type { BrokerRecord, OutgoingMessage } from '../libs/broker/broker.js';
+import { payloadHash } from '../libs/dedup/payload-hash.js';
+import { newId } from '../libs/ids/ids.js';
+import type { AttemptRecord } from '../libs/pipeline/attempt-record.js';
+import { decodeDeliveryJob, type DeliveryJob } from '../libs/pipeline/delivery-job.js';
+import { encodeIngestMessage, type IngestMeta } from '../libs/pipeline/ingest-message.js';
+import { recordAttempts } from '../libs/ledger/attempts.js';
+import { routeEvents } from '../apps/router/route-events.js';
+import type { RouteTarget } from '../libs/routing/route-targets.js';
 import { created, type ApiHarness } from './api-harness.js';
-import { destinationTopic, LANES_TOPIC, INGEST_TOPIC } from '../pipeline/topology.js';
-import { isDefined, waitFor } from './wait-for.js';
+import { destinationTopic, LANES_TOPIC, INGEST_TOPIC } from '../libs/pipeline/topology.js';
+import { isDefined, waitFor } from '../libs/testing/wait-for.js';
 
 /**
  * Test support: events stored by the router's own code (`routeEvents` over a `relay.ingest` record) at

@@ -1,5 +1,5 @@
-import { deleteInChunks } from '../../../libs/store/delete-in-chunks.js';
-import type { SqlClient } from '../../../libs/store/sql-client.js';
+import { deleteInChunks } from '../store/delete-in-chunks.js';
+import type { SqlClient } from '../store/sql-client.js';
 
 /** Drops the ids a finished job no longer needs, a chunk at a time so other queries are not held up. */
 export function dropSnapshot(sql: SqlClient, replayId: string): Promise<number> {

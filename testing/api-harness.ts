@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import type { Context } from 'mocha';
-import { loadConfig } from '../config/config.js';
-import { createLogger } from '../logging/logger.js';
-import { createSecretBox, type SecretBox } from '../secrets/secret-box.js';
+import { loadConfig } from '../libs/config/config.js';
+import { createLogger } from '../libs/logging/logger.js';
+import { createSecretBox, type SecretBox } from '../libs/secrets/secret-box.js';
 import { apiClient, type ApiCall } from './api-client.js';
-import type { StoreTarget } from './store-targets.js';
-import { TEST_RELAY_ENV } from './test-relay-env.js';
-import { startRelay, type RelayOptions, type RunningRelay } from '../../apps/relay/relay.js';
+import type { StoreTarget } from '../libs/testing/store-targets.js';
+import { TEST_RELAY_ENV } from '../libs/testing/test-relay-env.js';
+import { startRelay, type RelayOptions, type RunningRelay } from '../apps/relay/relay.js';
 
 /** A running relay on one store backend with two organizations, A and B, each with its own key. */
 export interface ApiHarness {

@@ -1,6 +1,6 @@
 import { request as undiciRequest } from 'undici';
-import { openApiDocument } from '../../apps/api/api-operations.js';
-import { createResponseChecker, type ResponseChecker } from './openapi-responses.js';
+import { openApiDocument } from '../apps/api/api-operations.js';
+import { createResponseChecker, type ResponseChecker } from '../libs/testing/openapi-responses.js';
 
 export interface ApiResponse<T = any> {
   status: number;
