@@ -1,5 +1,5 @@
 import { openSqlClient } from '../../libs/store/sql-client.js';
-import { buildSearchIndexerRole } from '../router/router-role.js';
+import { buildSearchIndexerRole } from '../router/search-indexer-role.js';
 import { storeOptions } from './thread-parts.js';
 import { runThread } from './thread-body.js';
 

@@ -1,11 +1,9 @@
-import type { Infrastructure, Role, RoleBuilder } from '../../libs/roles/role.js';
-import type { Store } from '../../libs/store/store.js';
+import type { RoleBuilder } from '../../libs/roles/role.js';
 import { createRouteTargets } from '../../libs/routing/route-targets.js';
 import { createTransformSandbox } from '../../libs/transformations/transform-sandbox.js';
 import { transformationRunner } from '../../libs/transformations/transformation-runner.js';
 import { ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 import { createRouterConsumer } from './router-consumer.js';
-import { createSearchIndexer } from './search-indexer.js';
 
 /** Stores ingested events and fans them out to their destinations' jobs. */
 export const buildRouterRole: RoleBuilder = async ({ config, broker, store, publish, secrets, deadLetters, metrics, limits }) => {
@@ -32,22 +30,5 @@ export const buildRouterRole: RoleBuilder = async ({ config, broker, store, publ
     onConfigChange: (change) => {
       if (change.kind !== 'circuit' && change.kind !== 'key') routeTargets.invalidate();
     },
-  };
-};
-
-/** All the search indexer needs: a store connection (its thread opens only that), metrics and a logger. */
-export type SearchIndexerInfrastructure = Pick<Infrastructure, 'metrics' | 'logger'> & { store: Pick<Store, 'sql'> };
-
-/**
- * Indexes what the router stored for search, behind its inserts, never inside them (docs/decisions/0046-search-behind-the-insert.md);
- * part of the router role. A process of role `all` with pipeline threads runs it on a thread of its own
- * instead (apps/relay/search-indexer-thread.ts), built by this same builder.
- */
-export const buildSearchIndexerRole: RoleBuilder<Role, SearchIndexerInfrastructure> = ({ store, metrics, logger }) => {
-  const searchIndexer = createSearchIndexer({ sql: store.sql, lag: metrics.searchIndexLag, logger });
-  return {
-    name: 'search indexer',
-    start: async () => searchIndexer.start(),
-    stop: () => searchIndexer.stop(),
   };
 };
