@@ -12,6 +12,7 @@ export const buildRouterRole: RoleBuilder = async ({ config, broker, store, publ
   const sandbox = await createTransformSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
   const consumer = createRouterConsumer(broker, {
     transformations: transformationRunner({ sandbox, secrets, limits, metrics }),
+    transformationBudgetMs: config.transformTimeoutMs,
     sql: store.sql,
     routesFor: routeTargets.forSource,
     publish,
