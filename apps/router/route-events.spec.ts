@@ -11,7 +11,7 @@ import { FIRST_ROUND_SHARE } from '../../libs/pipeline/fair-rounds.js';
 import { openStoreFixture, sourceRow, type StoreFixture } from '../../libs/testing/store-fixtures.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { createEventRouter, routeEvents, type RouterDeps } from './route-events.js';
-import { createTransformSandbox } from '../../libs/transformations/transform-sandbox.js';
+import { createThreadedSandbox } from '../../libs/transformations/threaded-sandbox.js';
 import { transformationRunner } from '../../libs/transformations/transformation-runner.js';
 import { DEFAULT_PLAN_LIMITS } from '../../libs/config/plan-limits.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/topology.js';
@@ -164,7 +164,7 @@ describeEachStore('routeEvents', (target) => {
     expect(publishedEventIds()).to.have.members([eventIdOf(heavy), eventIdOf(light), eventIdOf(light)]);
   });
   it("routes another organization's events while one organization's slow transformations wait behind the handler, and routes those in order after it", async function () {
-    const sandbox = await createTransformSandbox({ timeoutMs: 5_000, memoryMb: 16 });
+    const sandbox = await createThreadedSandbox({ timeoutMs: 5_000, memoryMb: 16 });
     const secrets = createSecretBox(Buffer.alloc(32, 3));
     const other = await fixture.store.organizations.create(`other-${newId('org').slice(-8)}`, 'pro');
     const otherSource = await fixture.store.sources.insert(sourceRow(other.id));
@@ -192,7 +192,7 @@ describeEachStore('routeEvents', (target) => {
       expect(slowOrder).to.deep.equal([...slowRecords, laterSlow].map(eventIdOf));
       expect(await storedDeliveries()).to.have.length(slowRecords.length + otherRecords.length + 2);
     } finally {
-      sandbox.dispose();
+      await sandbox.dispose();
     }
   });
 });

@@ -184,7 +184,7 @@ async function planRouting(deps: RouterDeps, event: IngestEvent): Promise<Planne
   const budget = new FieldBudget();
   const started = performance.now();
   // Before the transaction, which transformations would otherwise hold open for up to their time limit each.
-  const plan = planRoutes(targets, routedEvent(deps, event.meta, event.body), deps.transformations, budget);
+  const plan = await planRoutes(targets, routedEvent(deps, event.meta, event.body), deps.transformations, budget);
   return { targets, plan, budget, elapsedMs: performance.now() - started };
 }
 
