@@ -4,7 +4,7 @@ import { createHttpSender } from '../../libs/delivery/send-request.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
 import { createRouteTargets } from '../../libs/routing/route-targets.js';
 import { sealPlainHeaders } from '../../libs/destinations/destination-headers.js';
-import { createTransformSandbox } from '../../libs/transformations/transform-sandbox.js';
+import { createThreadedSandbox } from '../../libs/transformations/threaded-sandbox.js';
 import { transformationRunner } from '../../libs/transformations/transformation-runner.js';
 import { startEventCountFolding } from '../../libs/store/event-counts.js';
 import { apiRouter } from './api-app.js';
@@ -27,7 +27,7 @@ export const buildApiRole: RoleBuilder = async ({ config, store, secrets, logger
   const circuits = new Map<string, CircuitState>();
   // Destination tests only: their answers show at most the first TEST_ANSWER_BODY_BYTES of a body.
   const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations, responseBodyLimitBytes: TEST_ANSWER_BODY_BYTES });
-  const transformSandbox = await createTransformSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
+  const transformSandbox = await createThreadedSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
   const transformations = transformationRunner({ sandbox: transformSandbox, secrets, limits, metrics });
   const replayDeps = {
     store,

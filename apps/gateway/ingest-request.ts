@@ -95,7 +95,7 @@ export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promi
   await deadline.wait('store', checkRate(deps, resolved, receivedAt));
   const body = await readRawBody(input.request, resolved.limits.maxPayloadBytes);
   const headers = receivedHeaders(input.request);
-  const signature = verifySignature({ config: resolved.verification, rawBody: body, headers, publicUrl: input.publicUrl, nowMs: deps.now() });
+  const signature = verifySignature({ config: resolved.verification, previousSecret: resolved.previousSecret, rawBody: body, headers, publicUrl: input.publicUrl, nowMs: deps.now() });
   if (!signature.valid && resolved.source.rejectInvalidSignatures) throw new InvalidSignatureError(signature.reason ?? 'invalid');
   const validatedAt = deps.now();
   const contentType = typeof headers['content-type'] === 'string' ? headers['content-type'] : null;

@@ -143,9 +143,11 @@ const SIGNERS: Signer[] = [
 
 describeEachStore('Ingest signature verification', (target) => {
   let h: IngestHarness;
+  /** The gateway's clock, held at an instant while a test sends at it. */
+  let heldAt: number | undefined;
 
   before(async function () {
-    h = await startIngestHarness(this, target);
+    h = await startIngestHarness(this, target, { gatewayClock: () => heldAt ?? Date.now() });
   });
 
   after(async () => {
@@ -193,6 +195,31 @@ describeEachStore('Ingest signature verification', (target) => {
           expect(stored!.signatureValid).to.equal(true);
           expect(stored!.payload.equals(Buffer.from(body))).to.equal(true);
         }
+      });
+
+      it('accepts the previous secret for exactly the grace after a rotation with graceSeconds, and drops the oldest on a second rotation', async () => {
+        const source = await createSource(true);
+        const rotate = async () => {
+          const rotated = await h.api.api('POST', `/api/sources/${source.id}/rotate-secret`, { body: { graceSeconds: 60 } });
+          expect(rotated.status, rotated.text).to.equal(200);
+          return { secret: rotated.body.verificationConfig.secret as string, expiresAt: Date.parse(rotated.body.previousSecretExpiresAt) };
+        };
+        /** The status of a webhook signed with `secret` and received at `ms` by the gateway's clock. */
+        const statusAt = async (ms: number, secret: string) => {
+          heldAt = ms;
+          try {
+            return (await send(source, { secret, signedBody: signer.body(), timestampSeconds: Math.floor(ms / 1000) })).status;
+          } finally {
+            heldAt = undefined;
+          }
+        };
+        const first = source.secret;
+        const second = await rotate();
+        expect([await statusAt(second.expiresAt - 1, first), await statusAt(second.expiresAt - 1, second.secret)]).to.deep.equal([200, 200]);
+        expect([await statusAt(second.expiresAt, first), await statusAt(second.expiresAt, second.secret)]).to.deep.equal([400, 200]);
+        const third = await rotate();
+        const during = third.expiresAt - 1;
+        expect([await statusAt(during, first), await statusAt(during, second.secret), await statusAt(during, third.secret)]).to.deep.equal([400, 200, 200]);
       });
 
       const failures: Array<{ title: string; request: (source: TestSource, body: string) => Promise<Awaited<ReturnType<typeof send>>> }> = [

@@ -11,6 +11,8 @@ export interface ResolvedSource {
   org: Pick<OrganizationRow, 'id' | 'slug' | 'plan'>;
   source: SourceRow;
   verification: VerificationConfig;
+  /** The secret before a rotation with a grace period, and when it stops verifying. */
+  previousSecret?: { secret: string; expiresAt: number };
   ipRules: IpRule[];
   limits: PlanLimits;
 }
@@ -42,6 +44,7 @@ function resolve(org: OrganizationRow, source: SourceRow, secrets: SecretBox, li
     org: { id: org.id, slug: org.slug, plan: org.plan },
     source,
     verification,
+    ...(source.previousSecretSealed && typeof source.previousSecretExpiresAt === 'number' ? { previousSecret: { secret: secrets.open(source.previousSecretSealed), expiresAt: source.previousSecretExpiresAt } } : {}),
     ipRules: rules.map(parseIpRule).filter((rule): rule is IpRule => rule !== undefined),
     limits: limits[org.plan],
   };

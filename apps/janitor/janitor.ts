@@ -3,6 +3,8 @@ import type { DedupLedger } from '../../libs/store/dedup-ledger.js';
 import type { RateWindows } from '../../libs/store/rate-windows.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { unrefSchedule, type Schedule } from '../../libs/time/schedule.js';
+import { deleteExpiredPreviousSigningSecrets } from '../../libs/destinations/previous-signing-secrets.js';
+import { deleteExpiredPreviousSecrets } from '../../libs/sources/previous-secrets.js';
 import { DAY_MS, purgeStatisticsBefore, sweepRetention, type RetentionPolicy, type SweepCounts } from '../../libs/ledger/retention.js';
 
 export interface JanitorOptions extends RetentionPolicy {
@@ -24,6 +26,8 @@ export interface JanitorRun extends SweepCounts {
   dedupKeysPurged: number;
   rateWindowsPurged: number;
   statsHoursPurged: number;
+  /** Sources' and destinations' previous secrets whose grace ended. */
+  previousSecretsDeleted: number;
 }
 
 /** Rate windows are at most a minute long; older ones can no longer be hit. */
@@ -31,7 +35,8 @@ const RATE_WINDOW_KEEP_MS = 120_000;
 
 /**
  * Periodic housekeeping of the store: retention of payloads and events, expired dedup keys, old rate
- * windows and destination statistics older than the events they describe. Runs never overlap; a failed
+ * windows, destination statistics older than the events they describe, and the previous secrets of
+ * sources and destinations whose grace ended. Runs never overlap; a failed
  * run is logged and the next one tries again.
  */
 export function createJanitor(options: JanitorOptions) {
@@ -50,6 +55,7 @@ export function createJanitor(options: JanitorOptions) {
       dedupKeysPurged: await options.dedup.purgeExpired(at),
       rateWindowsPurged: await options.rateWindows.purgeBefore(at - RATE_WINDOW_KEEP_MS),
       statsHoursPurged: await purgeStatisticsBefore(options.sql, at - options.eventRetentionMs),
+      previousSecretsDeleted: (await deleteExpiredPreviousSecrets(options.sql, at)) + (await deleteExpiredPreviousSigningSecrets(options.sql, at)),
     };
   }
 

@@ -128,4 +128,34 @@ describeEachBackend('transformations', (target) => {
     expect(failed[0].transformation.error).to.deep.equal({ name: 'Error', message: 'no longer' });
     expect(routes[0]!.sink.requests).to.have.length(2);
   });
+  it("delivers another organization's events while one organization's infinite loops and memory bombs are still being routed", async () => {
+    const { slug, routes } = await transformedSource([
+      { code: 'function transform() { for (;;) {} }' },
+      { code: 'function transform() { const hoard = []; for (let n = 0; ; n++) hoard.push({ n, more: [n, n, n, n] }); }' },
+    ]);
+    const { relay, api } = suite.harness;
+    sources += 1;
+    const other = await relay.store.organizations.create(`other-${sources}`, 'pro');
+    const { key } = await relay.store.apiKeys.create(other.id, 'test', 'admin');
+    const otherSink = await suite.sink([respond(200)]);
+    const created = async (path: string, body: object) => ((await api('POST', path, { key, body })).body as { id: string }).id;
+    const otherSource = await created('/api/sources', { name: 'Other', slug: 'other' });
+    await created('/api/routes', { sourceId: otherSource, destinationId: await created('/api/destinations', { name: 'Other receiver', url: otherSink.url }) });
+
+    // 25 events at once, each with 100 ms of looping and a bomb that runs to the time or memory limit, all acknowledged before the other organization's first.
+    const hostile = await Promise.all(Array.from({ length: 25 }, (_, n) => ingest(slug, JSON.stringify({ n }))));
+    const others = [];
+    for (let n = 0; n < 3; n += 1) {
+      const answer = await api('POST', `/ingest/${other.slug}/other`, { key: null, rawBody: JSON.stringify({ n }), headers: { 'content-type': 'application/json' } });
+      expect(answer.status, answer.text).to.equal(200);
+      others.push(answer.body.eventId as string);
+    }
+    await otherSink.waitForRequests(others.length, settleMs);
+    const unsettled = await Promise.all(hostile.map(async (eventId) => (await api('GET', `/api/events/${eventId}`)).body.status as string | undefined));
+    expect(unsettled.filter((status) => status !== 'failed'), 'the hostile events not yet routed when the other organization\'s were delivered').not.to.be.empty;
+
+    // Every hostile event is still kept and fails its two deliveries, with nothing sent.
+    for (const eventId of hostile) expect(await settled(eventId)).to.include({ status: 'failed', deliveriesFailed: 2 });
+    expect(routes.flatMap((route) => route.sink.requests)).to.be.empty;
+  });
 });

@@ -10,7 +10,10 @@ import { FIELD_WORK_BUDGET } from '../../libs/payload/field-budget.js';
 import { FIRST_ROUND_SHARE } from '../../libs/pipeline/fair-rounds.js';
 import { openStoreFixture, sourceRow, type StoreFixture } from '../../libs/testing/store-fixtures.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
-import { routeEvents, type RouterDeps } from './route-events.js';
+import { createEventRouter, routeEvents, type RouterDeps } from './route-events.js';
+import { createThreadedSandbox } from '../../libs/transformations/threaded-sandbox.js';
+import { transformationRunner } from '../../libs/transformations/transformation-runner.js';
+import { DEFAULT_PLAN_LIMITS } from '../../libs/config/plan-limits.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/topology.js';
 
 describeEachStore('routeEvents', (target) => {
@@ -159,5 +162,37 @@ describeEachStore('routeEvents', (target) => {
     ]);
     expect(rows.map((row) => row.payload_text)).to.deep.equal([null, '{"secret":"****","tags":["t","needle"]}']);
     expect(publishedEventIds()).to.have.members([eventIdOf(heavy), eventIdOf(light), eventIdOf(light)]);
+  });
+  it("routes another organization's events while one organization's slow transformations wait behind the handler, and routes those in order after it", async function () {
+    const sandbox = await createThreadedSandbox({ timeoutMs: 5_000, memoryMb: 16 });
+    const secrets = createSecretBox(Buffer.alloc(32, 3));
+    const other = await fixture.store.organizations.create(`other-${newId('org').slice(-8)}`, 'pro');
+    const otherSource = await fixture.store.sources.insert(sourceRow(other.id));
+    // Each call takes 30 ms at least, however fast the machine: past the budget of 40 ms by the second.
+    const slow = { id: 'trs_slow', code: 'function transform(request) { const start = Date.now(); while (Date.now() - start < 30); return request; }', sealedEnv: secrets.seal('{}'), plan: 'pro' as const };
+    const routesFor = async (sourceId: string) => [{ ...destinations[0]!, routeId: `rte_${sourceId}`, filter: null, destinationOrdered: false, transformation: sourceId === otherSource.id ? null : slow, delaySeconds: 0 }];
+    const router = createEventRouter(deps({ routesFor, secrets, transformations: transformationRunner({ sandbox, secrets, limits: DEFAULT_PLAN_LIMITS }), transformationBudgetMs: 40 }));
+    const slowRecords = Array.from({ length: 8 }, (_, i) => record(sources[0]!, 1_000 + i));
+    const otherRecords = [record(otherSource.id, 2_000, { orgId: other.id }), record(otherSource.id, 2_001, { orgId: other.id })];
+    try {
+      const outcome = await router.routeBatch({ topic: INGEST_TOPIC, partition: 0, records: [...slowRecords, ...otherRecords] });
+      // The handler is back after two slow calls: the other organization's events are routed, most slow ones wait.
+      expect(publishedEventIds()).to.include.members(otherRecords.map(eventIdOf));
+      expect(publishedEventIds().filter((id) => slowRecords.map(eventIdOf).includes(id)).length).to.be.below(slowRecords.length);
+      expect(outcome).to.have.property('handled', 10);
+      // A later batch's event of the slow organization waits behind its earlier ones; the other's does not.
+      const laterSlow = record(sources[0]!, 1_100);
+      const laterOther = record(otherSource.id, 2_100, { orgId: other.id });
+      const next = await router.routeBatch({ topic: INGEST_TOPIC, partition: 0, records: [laterSlow, laterOther] });
+      expect(publishedEventIds()).to.include(eventIdOf(laterOther));
+      expect(publishedEventIds()).not.to.include(eventIdOf(laterSlow));
+      await (outcome as { completion: Promise<void> }).completion;
+      await (next as { completion: Promise<void> }).completion;
+      const slowOrder = publishedEventIds().filter((id) => ![...otherRecords, laterOther].map(eventIdOf).includes(id));
+      expect(slowOrder).to.deep.equal([...slowRecords, laterSlow].map(eventIdOf));
+      expect(await storedDeliveries()).to.have.length(slowRecords.length + otherRecords.length + 2);
+    } finally {
+      await sandbox.dispose();
+    }
   });
 });

@@ -1,10 +1,11 @@
-import type { BrokerRecord, OutgoingMessage, RecordBatch } from '../../libs/broker/broker.js';
+import { performance } from 'node:perf_hooks';
+import type { BatchOutcome, BrokerRecord, OutgoingMessage, RecordBatch } from '../../libs/broker/broker.js';
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
 import { firstAttemptJob, withLane } from '../../libs/pipeline/delivery-job.js';
 import { firstAttemptMessage } from '../../libs/pipeline/first-attempt.js';
 import { decodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest-message.js';
 import { decodedRounds } from '../../libs/pipeline/fair-rounds.js';
-import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-records.js';
+import { handleIsolatingPoison, isDependencyFailure, poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { SecretBox } from '../../libs/secrets/secret-box.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { filterDocument } from '../../libs/filters/filter-document.js';
@@ -32,7 +33,12 @@ export interface RouterDeps {
   lanes?: boolean;
   /** Runs routes' transformations (libs/transformations/route-transformations.ts); absent where no route has one (tests, benches). */
   transformations?: TransformationRunner;
+  /** How long an organization's transformations may take of a batch before the rest of its records wait (createEventRouter). */
+  transformationBudgetMs?: number;
 }
+
+/** The sandbox's default time limit: an organization's share of a batch is one slowest call. */
+const DEFAULT_TRANSFORMATION_BUDGET_MS = 100;
 
 /**
  * The event of a record the router could not handle, when its metadata can be read and its source still
@@ -51,23 +57,135 @@ async function markFailedEvent(deps: RouterDeps, record: BrokerRecord, detail: s
 
 type IngestEvent = ReturnType<typeof decodeIngestMessage>;
 
+/** An event's routing worked out before its transaction: its routes, its plan and the field budget both spend. */
+interface PlannedRouting {
+  targets: RoutedTarget[];
+  plan: RoutePlan;
+  budget: FieldBudget;
+  /** Wall time the plan took (its transformations, nearly all of it). */
+  elapsedMs: number;
+}
+
+type Decoded = (record: BrokerRecord) => IngestEvent;
+
 /**
- * Consumes a batch of `relay.ingest`: persists events and pending deliveries in one transaction, then
- * publishes one job per routed destination, round after round of the organizations' records in turn
- * (fair-rounds.ts), so one organization's many or costly events do not hold up another's. The offsets are
- * committed after the last round, by returning. A record that fails on its own (poison-records.ts) is set
- * aside with its event marked, and the rest go on.
+ * The router's handler of `relay.ingest` batches. Each batch is routed in fair rounds (fair-rounds.ts), so
+ * one organization's many events do not hold up another's. Rounds count records, not time, so an
+ * organization's transformations also have a time budget a batch (`transformationBudgetMs`): once its
+ * plans have taken that long, the rest of its records are routed after the handler returned, as the
+ * batch's completion (the offsets stay below them until then), in turns of at most that budget with the
+ * event loop free between them. Another organization's records then wait for at most the budget plus one
+ * call, in any batch. An organization with records still waiting has its later records wait behind them,
+ * so each organization's records (and each source's) keep their order.
  */
-export async function routeEvents(deps: RouterDeps, batch: RecordBatch): Promise<void> {
-  const { rounds, decoded } = decodedRounds(batch.records, decodeIngestMessage, (event) => event.meta.orgId);
-  for (const round of rounds) {
-    await handleIsolatingPoison(round, {
-      all: (records) => routeRecords(deps, records.map(decoded)),
-      one: (record) => routeRecords(deps, [decoded(record)]),
-      deadLetter: (record, error) => deadLetterPoison(deps.deadLetters, record, error),
-      markEvent: (record, error) => markFailedEvent(deps, record, poisonReason(error).detail),
-    });
+export function createEventRouter(deps: RouterDeps): { routeBatch(batch: RecordBatch): Promise<BatchOutcome | void> } {
+  const budgetMs = deps.transformationBudgetMs ?? DEFAULT_TRANSFORMATION_BUDGET_MS;
+  const waiting = new Map<string, Promise<void>>();
+
+  /** After what the organization already has waiting: a failure there fails this too, as its partition is read again. */
+  function routeLater(organization: string, records: BrokerRecord[], decoded: Decoded): Promise<void> {
+    const work = (waiting.get(organization) ?? Promise.resolve()).then(() => routeInTurns(deps, records, decoded, budgetMs));
+    waiting.set(organization, work);
+    const settle = () => {
+      if (waiting.get(organization) === work) waiting.delete(organization);
+    };
+    work.then(settle, settle);
+    return work;
   }
+
+  return {
+    async routeBatch(batch) {
+      const { rounds, decoded } = decodedRounds(batch.records, decodeIngestMessage, (event) => event.meta.orgId);
+      const planned = new Map<IngestEvent, PlannedRouting>();
+      const spentMs = new Map<string, number>();
+      const later = new Map<string, BrokerRecord[]>();
+      for (const round of rounds) {
+        const now: BrokerRecord[] = [];
+        for (const record of round) {
+          const organization = organizationOf(record, decoded);
+          const deferred = later.get(organization) ?? (waiting.has(organization) ? [] : undefined);
+          if (deferred) {
+            deferred.push(record);
+            later.set(organization, deferred);
+            continue;
+          }
+          now.push(record);
+          const routing = await planQuietly(deps, record, decoded);
+          if (!routing) continue;
+          planned.set(decoded(record), routing);
+          const spent = (spentMs.get(organization) ?? 0) + routing.elapsedMs;
+          spentMs.set(organization, spent);
+          if (spent >= budgetMs) later.set(organization, []);
+        }
+        await routeIsolatingPoison(deps, now, decoded, (event) => planned.get(event));
+      }
+      const work = [...later].filter(([, records]) => records.length > 0).map(([organization, records]) => routeLater(organization, records, decoded));
+      if (work.length > 0) return { handled: batch.records.length, completion: Promise.all(work).then(() => undefined) };
+    },
+  };
+}
+
+/** Routes a whole batch and waits for all of it, deferred records included: for callers with no broker (fixtures, benches). */
+export async function routeEvents(deps: RouterDeps, batch: RecordBatch): Promise<void> {
+  const outcome = await createEventRouter(deps).routeBatch(batch);
+  await outcome?.completion;
+}
+
+/** A record that cannot be decoded stands with the others that cannot (fair-rounds.ts). */
+function organizationOf(record: BrokerRecord, decoded: Decoded): string {
+  try {
+    return decoded(record).meta.orgId;
+  } catch {
+    return '';
+  }
+}
+
+/** An organization's deferred records, in turns of at most the budget each, the event loop free between turns. */
+async function routeInTurns(deps: RouterDeps, records: BrokerRecord[], decoded: Decoded, budgetMs: number): Promise<void> {
+  for (let next = 0; next < records.length; ) {
+    await new Promise((resolve) => setImmediate(resolve));
+    const planned = new Map<IngestEvent, PlannedRouting>();
+    const turn: BrokerRecord[] = [];
+    for (let spent = 0; next < records.length && (turn.length === 0 || spent < budgetMs); next += 1) {
+      const record = records[next]!;
+      turn.push(record);
+      const routing = await planQuietly(deps, record, decoded);
+      if (!routing) continue;
+      planned.set(decoded(record), routing);
+      spent += routing.elapsedMs;
+    }
+    await routeIsolatingPoison(deps, turn, decoded, (event) => planned.get(event));
+  }
+}
+
+/** A record's routing, or undefined when it cannot be worked out: routing it again then throws inside the poison isolation. */
+async function planQuietly(deps: RouterDeps, record: BrokerRecord, decoded: Decoded): Promise<PlannedRouting | undefined> {
+  try {
+    return await planRouting(deps, decoded(record));
+  } catch (error) {
+    if (isDependencyFailure(error)) throw error;
+    return undefined;
+  }
+}
+
+async function routeIsolatingPoison(deps: RouterDeps, records: BrokerRecord[], decoded: Decoded, plannedOf: (event: IngestEvent) => PlannedRouting | undefined): Promise<void> {
+  const routingOf = async (event: IngestEvent) => plannedOf(event) ?? (await planRouting(deps, event));
+  await handleIsolatingPoison(records, {
+    all: (batch) => routeRecords(deps, batch.map(decoded), routingOf),
+    one: (record) => routeRecords(deps, [decoded(record)], routingOf),
+    deadLetter: (record, error) => deadLetterPoison(deps.deadLetters, record, error),
+    markEvent: (record, error) => markFailedEvent(deps, record, poisonReason(error).detail),
+  });
+}
+
+async function planRouting(deps: RouterDeps, event: IngestEvent): Promise<PlannedRouting> {
+  const targets = await deps.routesFor(event.meta.sourceId);
+  // One budget an event for its filters, then its search text: the filters decide deliveries, so they go first.
+  const budget = new FieldBudget();
+  const started = performance.now();
+  // Before the transaction, which transformations would otherwise hold open for up to their time limit each.
+  const plan = await planRoutes(targets, routedEvent(deps, event.meta, event.body), deps.transformations, budget);
+  return { targets, plan, budget, elapsedMs: performance.now() - started };
 }
 
 /** What a route's transformation receives of an event: the document filters see, and its context. */
@@ -79,12 +197,11 @@ function routedEvent(deps: RouterDeps, meta: IngestMeta, body: Buffer): PlannedE
   };
 }
 
-async function routeRecords(deps: RouterDeps, events: IngestEvent[]): Promise<void> {
-  const targets = await Promise.all(events.map((event) => deps.routesFor(event.meta.sourceId)));
-  // One budget an event for its filters, then its search text: the filters decide deliveries, so they go first.
-  const budgets = events.map(() => new FieldBudget());
-  // Before the transaction, which transformations would otherwise hold open for up to their time limit each.
-  const plans = events.map((event, index) => planRoutes(targets[index]!, routedEvent(deps, event.meta, event.body), deps.transformations, budgets[index]!));
+async function routeRecords(deps: RouterDeps, events: IngestEvent[], routingOf: (event: IngestEvent) => Promise<PlannedRouting>): Promise<void> {
+  const routings = await Promise.all(events.map(routingOf));
+  const plans = routings.map((routing) => routing.plan);
+  const budgets = routings.map((routing) => routing.budget);
+  const targets = routings.map((routing) => routing.targets);
   const now = deps.now();
   const routed = await deps.sql.transaction(async (tx) => {
     const stored: ((typeof events)[number] & { plan: RoutePlan })[] = [];

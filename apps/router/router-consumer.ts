@@ -1,10 +1,11 @@
 import type { Broker } from '../../libs/broker/broker.js';
-import { routeEvents, type RouterDeps } from './route-events.js';
+import { createEventRouter, type RouterDeps } from './route-events.js';
 import { INGEST_TOPIC, ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 
 
 /** The router role: `relay.ingest` to stored events and per-destination jobs. */
 export function createRouterConsumer(broker: Broker, deps: RouterDeps) {
+  const router = createEventRouter(deps);
   return broker.consumer({
     groupId: ROUTER_GROUP,
     topics: [INGEST_TOPIC],
@@ -12,6 +13,6 @@ export function createRouterConsumer(broker: Broker, deps: RouterDeps) {
     fromBeginning: true,
     maxBatchSize: 500,
     concurrency: 4,
-    handleBatch: (batch) => routeEvents(deps, batch),
+    handleBatch: (batch) => router.routeBatch(batch),
   });
 }

@@ -1,6 +1,6 @@
 import type { RoleBuilder } from '../../libs/roles/role.js';
 import { createRouteTargets } from '../../libs/routing/route-targets.js';
-import { createTransformSandbox } from '../../libs/transformations/transform-sandbox.js';
+import { createThreadedSandbox } from '../../libs/transformations/threaded-sandbox.js';
 import { transformationRunner } from '../../libs/transformations/transformation-runner.js';
 import { ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 import { createRouterConsumer } from './router-consumer.js';
@@ -8,9 +8,10 @@ import { createRouterConsumer } from './router-consumer.js';
 /** Stores ingested events and fans them out to their destinations' jobs. */
 export const buildRouterRole: RoleBuilder = async ({ config, broker, store, publish, secrets, deadLetters, metrics, limits }) => {
   const routeTargets = createRouteTargets(store.sql);
-  const sandbox = await createTransformSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
+  const sandbox = await createThreadedSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
   const consumer = createRouterConsumer(broker, {
     transformations: transformationRunner({ sandbox, secrets, limits, metrics }),
+    transformationBudgetMs: config.transformTimeoutMs,
     sql: store.sql,
     routesFor: routeTargets.forSource,
     publish,
@@ -24,7 +25,7 @@ export const buildRouterRole: RoleBuilder = async ({ config, broker, store, publ
     start: () => consumer.start(),
     stop: async () => {
       await consumer.stop();
-      sandbox.dispose();
+      await sandbox.dispose();
     },
     consumerGroups: [ROUTER_GROUP],
     onConfigChange: (change) => {

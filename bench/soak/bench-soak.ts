@@ -3,6 +3,7 @@
  *
  *   node --import tsx bench/soak/bench-soak.ts [--rates 1000,2000,3000,4000,6000] [--seconds 20] [--sources 1]
  *        [--postgres] [--kafka | --kafka-own N] [--split] [--env NAME=VALUE ...] [--node-option OPTION ...] [--cpu-prof] [--all-rates] [--timeline]
+ *        [--transformation]
  *
  * The relay runs what `npm start` runs (the bench builds `dist/` first and starts `dist/apps/relay/main.js`
  * with a fresh data directory), all roles in one process; `--split` runs api, gateway, router, deliverer and
@@ -40,6 +41,8 @@
  * forward line carried in the same run, for scale on a shared machine whose speed varies threefold from day to day. `--timeline` adds,
  * per rate, the slowest ingest answer of each second of the load: where in the run a p99 comes from.
  * `--cpu-prof` profiles every relay thread and prints, per rate, the load's window for profile-stages.ts.
+ * `--transformation` puts a small transformation on every route (SMALL_TRANSFORMATION: a field added, a
+ * header dropped): run it against the same command without, for what a transformation costs per event.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -75,6 +78,8 @@ const SECRET = 'bench-soak-codehost-secret';
 const BARE_SECONDS = 5;
 const DRAIN_TIMEOUT_MS = 180_000;
 const SUSTAINED = { deliveredShare: 0.98, e2eP99Ms: 1_000 };
+/** What `--transformation` runs on every route: issue 57's small transformation. */
+const SMALL_TRANSFORMATION = 'function transform(request) { const { "user-agent": dropped, ...headers } = request.headers; return { ...request, body: { ...request.body, relayed: true }, headers }; }';
 const TARGET = { rate: 2_000, ingestP99Ms: 25, e2eP99Ms: 250, rssBytes: 500 * 1024 * 1024 };
 
 const { values: args } = parseArgs({
@@ -91,6 +96,7 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     'all-rates': { type: 'boolean', default: false },
     timeline: { type: 'boolean', default: false },
+    transformation: { type: 'boolean', default: false },
   },
 });
 const rates = args.rates.split(',').map(Number);
@@ -226,7 +232,7 @@ function keepLog(member: RelayProcess): void {
   }
 }
 
-/** `sourceCount` codehost sources, each routed to the sink; answers their ingest paths. */
+/** `sourceCount` codehost sources, each routed to the sink (through SMALL_TRANSFORMATION with `--transformation`); answers their ingest paths. */
 async function configure(apiUrl: string, sink: BenchSink): Promise<string[]> {
   const api = apiClient(apiUrl, API_KEY);
   const created = async (resource: string, body: object) => {
@@ -235,6 +241,7 @@ async function configure(apiUrl: string, sink: BenchSink): Promise<string[]> {
     return response.body;
   };
   const destination = await created('/api/destinations', { name: 'Soak sink', url: `${sink.url}/soak` });
+  const transformationId = args.transformation ? (await created('/api/transformations', { name: 'Soak small', code: SMALL_TRANSFORMATION })).id : undefined;
   const paths: string[] = [];
   for (let n = 0; n < sourceCount; n += 1) {
     const source = await created('/api/sources', {
@@ -243,7 +250,7 @@ async function configure(apiUrl: string, sink: BenchSink): Promise<string[]> {
       provider: 'codehost',
       verificationConfig: { type: 'codehost', secret: SECRET },
     });
-    await created('/api/routes', { sourceId: source.id, destinationId: destination.id });
+    await created('/api/routes', { sourceId: source.id, destinationId: destination.id, transformationId });
     paths.push(new URL(source.webhookUrl).pathname);
   }
   return paths;

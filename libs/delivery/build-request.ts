@@ -17,6 +17,8 @@ export type DeliveryDestination = DestinationAuth & {
   headers: Record<string, string>;
   /** `whsec_` + base64 of the key. */
   signingSecret: string;
+  /** The secret before a rotation with a grace period: signed with too, after the new one, until `expiresAt` (ms). */
+  previousSigningSecret?: { secret: string; expiresAt: number };
 };
 
 export interface DeliveryEvent {
@@ -74,9 +76,15 @@ export function buildDeliveryRequest(input: DeliveryRequestInput): DeliveryReque
   const timestamp = Math.floor(nowMs / 1000);
   headers.set('webhook-id', deliveryId);
   headers.set('webhook-timestamp', String(timestamp));
-  headers.set('webhook-signature', signStandardWebhook(destination.signingSecret, deliveryId, timestamp, event.rawBody));
+  headers.set('webhook-signature', signatures(destination, nowMs).map((secret) => signStandardWebhook(secret, deliveryId, timestamp, event.rawBody)).join(' '));
 
   return { method: destination.method, url: destination.url, headers: headers.toRecord(), body: event.rawBody };
+}
+
+/** The secrets a request is signed with, new first (Standard Webhooks: space-separated signatures). */
+function signatures(destination: DeliveryDestination, nowMs: number): string[] {
+  const previous = destination.previousSigningSecret;
+  return previous && nowMs < previous.expiresAt ? [destination.signingSecret, previous.secret] : [destination.signingSecret];
 }
 
 function authHeader(destination: DestinationAuth): [string, string] | undefined {

@@ -53,6 +53,9 @@ function deliveryTargetOf(row: DestinationRow, secrets: SecretBox): DeliveryTarg
       method: row.method,
       headers: openHeaders(secrets, row),
       signingSecret: secrets.open(row.signingSecretSealed),
+      ...(row.previousSigningSecretSealed && row.previousSigningSecretExpiresAt !== null && row.previousSigningSecretExpiresAt !== undefined
+        ? { previousSigningSecret: { secret: secrets.open(row.previousSigningSecretSealed), expiresAt: row.previousSigningSecretExpiresAt } }
+        : {}),
     },
     timeoutMs: row.timeoutMs,
     rateLimitPerMinute: row.rateLimitPerMinute,

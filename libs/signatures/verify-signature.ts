@@ -11,6 +11,8 @@ import type { SignedRequest, Verifier } from './verifier.js';
 
 export interface SignatureInput extends SignedRequest {
   config: VerificationConfig;
+  /** The secret before a rotation with a grace period: a signature made with it verifies until `expiresAt` (ms, against `nowMs`). */
+  previousSecret?: { secret: string; expiresAt: number };
 }
 
 type VerifierRegistry = { [T in VerificationType]: Verifier<Extract<VerificationConfig, { type: T }>> };
@@ -32,6 +34,14 @@ const VERIFIERS: VerifierRegistry = {
  * result with a reason, never an exception.
  */
 export function verifySignature(input: SignatureInput): SignatureResult {
+  const { previousSecret, ...current } = input;
+  const result = verifyWith(current);
+  if (result.valid || !previousSecret || input.config.type === 'none' || input.nowMs >= previousSecret.expiresAt) return result;
+  const previous = verifyWith({ ...current, config: { ...input.config, secret: previousSecret.secret } });
+  return previous.valid ? previous : result;
+}
+
+function verifyWith(input: SignatureInput): SignatureResult {
   const { config, ...request } = input;
   if (!Object.hasOwn(VERIFIERS, config.type)) return invalid('unsupported_type');
   if (config.type !== 'none' && !config.secret) return invalid('missing_secret');

@@ -3,7 +3,8 @@ import type { FilterDocument } from '../filters/route-filter.js';
 import type { FieldBudget } from '../payload/field-budget.js';
 import { filterTakes, matchRoutes, type RoutedTarget } from '../routing/route-targets.js';
 import type { TransformRequest } from './transform-request.js';
-import type { TransformContext, TransformError, TransformOutcome, TransformSandbox } from './transform-sandbox.js';
+import type { Sandbox } from './threaded-sandbox.js';
+import type { TransformContext, TransformError, TransformOutcome } from './transform-sandbox.js';
 
 /** What a delivery shows of the transformation its request went through. */
 export interface TransformationReport {
@@ -33,7 +34,7 @@ export interface RoutePlan {
 }
 
 export interface TransformationRunner {
-  sandbox: TransformSandbox;
+  sandbox: Sandbox;
   openEnv(sealed: string): Record<string, string>;
   /** The payload limit of the organization's plan. */
   maxResultBytes(plan: Plan): number;
@@ -53,7 +54,7 @@ export interface PlannedEvent {
  * filter sees the result; a null result counts as filtered, a failure as a failed delivery. Routes with
  * no transformation are matched as before (`matchRoutes`). Every filter spends the event's one `budget`.
  */
-export function planRoutes(targets: RoutedTarget[], event: PlannedEvent, runner: TransformationRunner | undefined, budget: FieldBudget): RoutePlan {
+export async function planRoutes(targets: RoutedTarget[], event: PlannedEvent, runner: TransformationRunner | undefined, budget: FieldBudget): Promise<RoutePlan> {
   if (targets.every((target) => target.transformation === null)) return { ...matchRoutes(targets, event.document, budget), failed: [] };
   const plan: RoutePlan = { targets: [], failed: [], filteredRouteIds: [] };
   let document: FilterDocument | undefined;
@@ -66,7 +67,7 @@ export function planRoutes(targets: RoutedTarget[], event: PlannedEvent, runner:
       continue;
     }
     if (!runner) throw new RangeError(`Route ${target.routeId} has a transformation, and nothing here runs transformations`);
-    const outcome = runner.sandbox.run({
+    const outcome = await runner.sandbox.run({
       code: transformation.code,
       request: (document ??= event.document()),
       context: { ...event.context, destinationId: target.destinationId, env: runner.openEnv(transformation.sealedEnv) },

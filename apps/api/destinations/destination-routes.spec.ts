@@ -1,6 +1,10 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../../libs/testing/store-targets.js';
+import { Webhook } from 'standardwebhooks';
 import { created, startApiHarness, type ApiHarness } from '../../../testing/api-harness.js';
+import { buildDeliveryRequest } from '../../../libs/delivery/build-request.js';
+import { createStoreDeliveryLookup } from '../../../libs/delivery/store-lookup.js';
+import { deleteExpiredPreviousSigningSecrets } from '../../../libs/destinations/previous-signing-secrets.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SIGNING_SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
@@ -375,6 +379,63 @@ describeEachStore('Destinations API', (target) => {
       expect(rotated.body.secret).to.match(SIGNING_SECRET).and.not.equal(oldSecret);
       expect((await h.api('GET', `/api/destinations/${created.id}/signing-secret`)).body).to.deep.equal({ secret: rotated.body.secret });
       expect((await h.rawRow('destinations', created.id))!.signing_secret_sealed).not.to.equal(sealedBefore);
+    });
+
+    it('POST /rotate-signing-secret with graceSeconds signs with both secrets, new first, for exactly the grace; again during it drops the oldest; the janitor deletes it after', async () => {
+      const { id } = await createDestination({ name: 'Overlapped', url: 'https://overlapped.example.com' });
+      const first = (await h.api('GET', `/api/destinations/${id}/signing-secret`)).body.secret as string;
+      const before = Date.now();
+      const rotated = await h.api('POST', `/api/destinations/${id}/rotate-signing-secret`, { body: { graceSeconds: 60 } });
+      expect(rotated.status, rotated.text).to.equal(200);
+      const expiresAt = Date.parse(rotated.body.previousSecretExpiresAt);
+      expect(expiresAt).to.be.within(before + 60_000, Date.now() + 60_000);
+      const row = (await h.rawRow('destinations', id))!;
+      expect(h.unseal(String(row.previous_signing_secret_sealed))).to.equal(first);
+
+      const lookup = createStoreDeliveryLookup(h.relay.store, h.secrets);
+      const orgId = String(row.org_id);
+      // Signed at a given instant (the deliverer's clock); each library checks its signature at once.
+      const signedAt = async (nowMs: number) => {
+        const target = (await lookup.destination(orgId, id))!;
+        const request = buildDeliveryRequest({ destination: target.destination, event: { eventId: 'evt_1', sourceId: 'src_1', rawBody: Buffer.from('{"n":1}'), providerHeaders: {}, signatureValid: true }, deliveryId: 'dlv_1', attemptNumber: 1, nowMs });
+        return { headers: request.headers, verifies: (secret: string) => {
+          try {
+            new Webhook(secret).verify(request.body, request.headers);
+            return true;
+          } catch {
+            return false;
+          }
+        } };
+      };
+      const during = await signedAt(expiresAt - 1);
+      expect(String(during.headers['webhook-signature']).split(' ')).to.have.length(2);
+      expect([during.verifies(rotated.body.secret), during.verifies(first)]).to.deep.equal([true, true]);
+      // New first: the first signature alone is the new secret's.
+      const [newest] = String(during.headers['webhook-signature']).split(' ');
+      expect(new Webhook(rotated.body.secret).verify('{"n":1}', { ...during.headers, 'webhook-signature': newest! })).to.deep.equal({ n: 1 });
+      const after = await signedAt(expiresAt);
+      expect(String(after.headers['webhook-signature']).split(' ')).to.have.length(1);
+      expect([after.verifies(rotated.body.secret), after.verifies(first)]).to.deep.equal([true, false]);
+
+      const again = await h.api('POST', `/api/destinations/${id}/rotate-signing-secret`, { body: { graceSeconds: 60 } });
+      const third = await signedAt(Date.parse(again.body.previousSecretExpiresAt) - 1);
+      expect([third.verifies(again.body.secret), third.verifies(rotated.body.secret), third.verifies(first)]).to.deep.equal([true, true, false]);
+
+      expect(await deleteExpiredPreviousSigningSecrets(h.relay.store.sql, Date.parse(again.body.previousSecretExpiresAt) - 1)).to.equal(0);
+      expect(await deleteExpiredPreviousSigningSecrets(h.relay.store.sql, Date.parse(again.body.previousSecretExpiresAt))).to.be.at.least(1);
+      expect((await h.rawRow('destinations', id))!).to.include({ previous_signing_secret_sealed: null, previous_signing_secret_expires_at: null });
+    });
+
+    it('POST /rotate-signing-secret without a grace ends the old secret at once, and refuses a grace out of 0..604800', async () => {
+      const { id } = await createDestination({ name: 'Cut over', url: 'https://cut-over.example.com' });
+      const rotated = await h.api('POST', `/api/destinations/${id}/rotate-signing-secret`, { body: { graceSeconds: 0 } });
+      expect(Object.keys(rotated.body)).to.have.members(['secret', 'message']);
+      expect((await h.rawRow('destinations', id))!.previous_signing_secret_sealed).to.equal(null);
+      for (const graceSeconds of [-1, 604_801, 1.5]) {
+        const refused = await h.api('POST', `/api/destinations/${id}/rotate-signing-secret`, { body: { graceSeconds } });
+        expect(refused.status, String(graceSeconds)).to.equal(400);
+        expect(refused.body.code).to.equal('VALIDATION_ERROR');
+      }
     });
 
     it('answers 404 RESOURCE_NOT_FOUND on both endpoints for an unknown id', async () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { rotationBody } from '../secret-rotation.js';
 import { paginationShape, queryBoolean, queryString } from '../../../libs/http/validate.js';
 import { defineOperation, type ApiOperation } from '../api-operation.js';
 import { EXAMPLE_TIME, timestamp } from '../openapi/shared-schemas.js';
@@ -54,7 +55,13 @@ const testResultSchema = z
   .meta({ id: 'DestinationTestResult' });
 
 const signingSecretSchema = z.object({ secret: z.string() }).meta({ id: 'SigningSecret' });
-const rotatedSigningSecretSchema = z.object({ secret: z.string(), message: z.string() }).meta({ id: 'RotatedSigningSecret' });
+const rotatedSigningSecretSchema = z
+  .object({
+    secret: z.string(),
+    previousSecretExpiresAt: z.string().optional().meta({ description: 'With a grace period: until when deliveries also carry the previous secret\'s signature (after the new one\'s)' }),
+    message: z.string(),
+  })
+  .meta({ id: 'RotatedSigningSecret' });
 const SIGNING_SECRET = 'whsec_Jq2mHhV4nHc3bW8yZr6sP0dX1tLk9aQeUf5oGiN7c2E=';
 
 export const destinationOperations: ApiOperation[] = [
@@ -92,15 +99,20 @@ export const destinationOperations: ApiOperation[] = [
     path: '/api/destinations/{id}/rotate-signing-secret',
     operationId: 'rotateDestinationSigningSecret',
     tag: 'Destinations',
-    summary: 'Replace the signing secret of deliveries',
+    summary: 'Replace the signing secret of deliveries, at once or with a grace period',
+    description: 'With `graceSeconds`, deliveries carry two signatures in `webhook-signature` (the new secret\'s first) until `previousSecretExpiresAt`. Rotating again during a grace period drops the oldest secret at once.',
     scope: 'admin',
+    body: { schema: rotationBody, required: false, example: { graceSeconds: 86_400 } },
     responses: {
       200: {
         description: 'The new signing secret',
-        body: { schema: rotatedSigningSecretSchema, example: { secret: SIGNING_SECRET, message: 'Signing secret rotated. Deliveries from now on are signed with this secret.' } },
+        body: {
+          schema: rotatedSigningSecretSchema,
+          example: { secret: SIGNING_SECRET, previousSecretExpiresAt: '2026-12-02T18:00:00.000Z', message: 'Signing secret rotated. Deliveries carry signatures of this secret and of the previous one until 2026-12-02T18:00:00.000Z.' },
+        },
       },
     },
-    handle: (deps, { tenant, params }) => rotateSigningSecret(deps, tenant, params.id!),
+    handle: (deps, { tenant, params, body }) => rotateSigningSecret(deps, tenant, params.id!, body.graceSeconds),
   }),
   defineOperation({
     method: 'get',

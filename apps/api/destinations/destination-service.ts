@@ -131,10 +131,24 @@ export async function getSigningSecret(deps: ApiDeps, tenant: Tenant, id: string
   return { secret: deps.secrets.open(row.signingSecretSealed) };
 }
 
-export async function rotateSigningSecret(deps: ApiDeps, tenant: Tenant, id: string) {
-  await requireDestination(deps, tenant, id);
+/**
+ * A new signing secret. With `graceSeconds`, deliveries carry the old secret's signature after the new
+ * one's until the grace ends (DESIGN 7 "Secret rotation with overlap"); a secret kept from an earlier
+ * rotation is dropped at once, so at most two ever sign.
+ */
+export async function rotateSigningSecret(deps: ApiDeps, tenant: Tenant, id: string, graceSeconds = 0) {
+  const current = await requireDestination(deps, tenant, id);
   const secret = generateSigningSecret();
-  await deps.store.destinations.update(tenant.org.id, id, { signingSecretSealed: deps.secrets.seal(secret), updatedAt: deps.now() });
+  const now = deps.now();
+  const expiresAt = graceSeconds > 0 ? now + graceSeconds * 1000 : null;
+  await deps.store.destinations.update(tenant.org.id, id, {
+    signingSecretSealed: deps.secrets.seal(secret),
+    previousSigningSecretSealed: expiresAt === null ? null : current.signingSecretSealed,
+    previousSigningSecretExpiresAt: expiresAt,
+    updatedAt: now,
+  });
   await deps.announce({ kind: 'destination', action: 'rotated', orgId: tenant.org.id, id });
-  return { secret, message: 'Signing secret rotated. Deliveries from now on are signed with this secret.' };
+  if (expiresAt === null) return { secret, message: 'Signing secret rotated. Deliveries from now on are signed with this secret.' };
+  const previousSecretExpiresAt = new Date(expiresAt).toISOString();
+  return { secret, previousSecretExpiresAt, message: `Signing secret rotated. Deliveries carry signatures of this secret and of the previous one until ${previousSecretExpiresAt}.` };
 }

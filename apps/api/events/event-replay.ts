@@ -129,7 +129,7 @@ async function queueReplays(deps: ReplayDeps, tenant: Tenant, replays: Replay[])
 async function targetsFor(deps: ReplayDeps, event: EventRecord, body: Replay['body'], named: JobTarget[] | undefined): Promise<Pick<Replay, 'targets' | 'failed'>> {
   const routes = await deps.routesFor(event.sourceId);
   const targets = named ? named.map((target) => namedRoute(routes, target)) : routes;
-  const plan = planRoutes(targets, {
+  const plan = await planRoutes(targets, {
     document: () => storedEventDocument(event, openedBody(deps, event, body)),
     contentType: event.contentType,
     context: { eventId: event.id, sourceId: event.sourceId, receivedAt: new Date(event.receivedAt).toISOString() },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { rotationBody } from '../secret-rotation.js';
 import { paginationShape, queryBoolean, queryString } from '../../../libs/http/validate.js';
 import { defineOperation, type ApiOperation } from '../api-operation.js';
 import { resourceOperations } from '../resource-operations.js';
@@ -37,9 +38,10 @@ export const sourceOperations: ApiOperation[] = [
     path: '/api/sources/{id}/rotate-secret',
     operationId: 'rotateSourceSecret',
     tag: 'Sources',
-    summary: 'Replace the verification secret; the old one stops working at once',
-    description: 'The new secret appears in this response only.',
+    summary: 'Replace the verification secret, at once or with a grace period',
+    description: 'The new secret appears in this response only. With `graceSeconds`, signatures made with the previous secret are accepted until `previousSecretExpiresAt`; rotating again during a grace period drops the oldest secret at once.',
     scope: 'admin',
+    body: { schema: rotationBody, required: false, example: { graceSeconds: 86_400 } },
     responses: {
       200: {
         description: 'The new secret',
@@ -53,6 +55,6 @@ export const sourceOperations: ApiOperation[] = [
         },
       },
     },
-    handle: (deps, { tenant, params }) => rotateSourceSecret(deps, tenant, params.id!),
+    handle: (deps, { tenant, params, body }) => rotateSourceSecret(deps, tenant, params.id!, body.graceSeconds),
   }),
 ];

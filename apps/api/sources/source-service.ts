@@ -82,7 +82,12 @@ export async function deleteSource(deps: ApiDeps, tenant: Tenant, id: string): P
 }
 
 /** Replaces the verification secret; the old one stops verifying at once. The new one is shown only here. */
-export async function rotateSourceSecret(deps: ApiDeps, tenant: Tenant, id: string) {
+/**
+ * A new verification secret. With `graceSeconds`, signatures made with the old one still verify until the
+ * grace ends (DESIGN 7 "Secret rotation with overlap"); a secret kept from an earlier rotation is dropped
+ * at once, so at most two ever verify.
+ */
+export async function rotateSourceSecret(deps: ApiDeps, tenant: Tenant, id: string, graceSeconds = 0) {
   const current = await requireSource(deps, tenant, id);
   const type = current.verification.type as VerificationConfigInput['type'];
   if (type === 'none') {
@@ -91,11 +96,23 @@ export async function rotateSourceSecret(deps: ApiDeps, tenant: Tenant, id: stri
     ]);
   }
   const secret = generateSigningSecret();
-  await deps.store.sources.update(tenant.org.id, id, { secretSealed: deps.secrets.seal(secret), updatedAt: deps.now() });
+  const now = deps.now();
+  const expiresAt = graceSeconds > 0 && current.secretSealed !== null ? now + graceSeconds * 1000 : null;
+  await deps.store.sources.update(tenant.org.id, id, {
+    secretSealed: deps.secrets.seal(secret),
+    previousSecretSealed: expiresAt === null ? null : current.secretSealed,
+    previousSecretExpiresAt: expiresAt,
+    updatedAt: now,
+  });
   await deps.announce({ kind: 'source', action: 'rotated', orgId: tenant.org.id, id });
+  if (expiresAt === null) {
+    return { id, verificationConfig: { type, secret }, message: 'Secret rotated. The previous secret is no longer valid; store this one now, it will not be shown again.' };
+  }
+  const previousSecretExpiresAt = new Date(expiresAt).toISOString();
   return {
     id,
     verificationConfig: { type, secret },
-    message: 'Secret rotated. The previous secret is no longer valid; store this one now, it will not be shown again.',
+    previousSecretExpiresAt,
+    message: `Secret rotated. Signatures made with the previous secret are accepted until ${previousSecretExpiresAt}; store this one now, it will not be shown again.`,
   };
 }

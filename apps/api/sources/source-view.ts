@@ -130,5 +130,10 @@ export const sourceSummaryExample: z.input<typeof sourceSummarySchema> = {
 };
 
 export const rotatedSecretSchema = z
-  .object({ id: z.string(), verificationConfig: z.object({ type: z.enum(VERIFICATION_TYPES), secret: z.string() }), message: z.string() })
+  .object({
+    id: z.string(),
+    verificationConfig: z.object({ type: z.enum(VERIFICATION_TYPES), secret: z.string() }),
+    previousSecretExpiresAt: z.string().optional().meta({ description: 'With a grace period: until when signatures made with the previous secret are accepted' }),
+    message: z.string(),
+  })
   .meta({ id: 'RotatedSourceSecret' });

@@ -36,8 +36,8 @@ function transformationView(deps: Pick<ApiDeps, 'secrets'>, row: TransformationR
 }
 
 /** Saving code that does not compile or defines no `transform` is refused. */
-function assertCompiles(deps: TransformationDeps, code: string): void {
-  const error = deps.transformations.sandbox.check(code);
+async function assertCompiles(deps: TransformationDeps, code: string): Promise<void> {
+  const error = await deps.transformations.sandbox.check(code);
   if (error) throw new ValidationError(`The code does not compile: ${error.name}: ${error.message}`, [{ field: 'code', message: `${error.name}: ${error.message}` }]);
 }
 
@@ -57,7 +57,7 @@ async function saved<T>(write: () => Promise<T>): Promise<T> {
 }
 
 export async function createTransformation(deps: TransformationDeps, tenant: Tenant, input: TransformationInput) {
-  assertCompiles(deps, input.code);
+  await assertCompiles(deps, input.code);
   const now = deps.now();
   const row: TransformationRow = { id: newId('trs'), orgId: tenant.org.id, name: input.name, code: input.code, sealedEnv: deps.secrets.seal(JSON.stringify(input.env ?? {})), createdAt: now, updatedAt: now };
   await saved(() => insertTransformation(deps.store.sql, row));
@@ -75,7 +75,7 @@ export async function listTransformations(deps: TransformationDeps, tenant: Tena
 
 export async function updateTransformation(deps: TransformationDeps, tenant: Tenant, id: string, patch: Partial<TransformationInput>) {
   const current = await requireTransformation(deps, tenant, id);
-  if (patch.code !== undefined) assertCompiles(deps, patch.code);
+  if (patch.code !== undefined) await assertCompiles(deps, patch.code);
   const storedEnv = envOf(deps, current);
   // A masked value sent back (as a fetched transformation shows it) keeps the stored one.
   const env = patch.env === undefined ? storedEnv : Object.fromEntries(Object.entries(patch.env).map(([key, value]) => [key, storedEnv[key] !== undefined && value === maskSecret(storedEnv[key]) ? storedEnv[key] : value]));
@@ -100,7 +100,7 @@ export interface TransformationTestInput {
 /** Runs code on a stored event or a sample, as a delivery would; a failure is an answer, not an error. */
 export async function testTransformation(deps: TransformationDeps, tenant: Tenant, input: TransformationTestInput) {
   const { request, eventId, sourceId, receivedAt } = await testRequest(deps, tenant, input);
-  const outcome = deps.transformations.sandbox.run({
+  const outcome = await deps.transformations.sandbox.run({
     code: input.code,
     request,
     context: { eventId, sourceId, destinationId: '', receivedAt, env: input.env ?? {} },

@@ -33,6 +33,9 @@ export interface DestinationRow {
   authType: AuthType;
   authConfigSealed: string | null;
   signingSecretSealed: string;
+  /** The secret before the last rotation with a grace period, sealed; deliveries carry its signature too until `previousSigningSecretExpiresAt`. */
+  previousSigningSecretSealed?: string | null;
+  previousSigningSecretExpiresAt?: number | null;
   timeoutMs: number;
   rateLimitPerMinute: number | null;
   retryPolicy: RetryPolicy;
@@ -61,6 +64,8 @@ export const DestinationEntity = new EntitySchema<DestinationRow>({
     authType: { ...column.varchar(16), name: 'auth_type' },
     authConfigSealed: { ...column.text(true), name: 'auth_config_sealed' },
     signingSecretSealed: { ...column.text(), name: 'signing_secret_sealed' },
+    previousSigningSecretSealed: { ...column.text(true), name: 'previous_signing_secret_sealed' },
+    previousSigningSecretExpiresAt: { ...column.timestamp(true), name: 'previous_signing_secret_expires_at' },
     timeoutMs: { ...column.integer(), name: 'timeout_ms' },
     rateLimitPerMinute: { ...column.integer(true), name: 'rate_limit_per_minute' },
     retryPolicy: { ...column.json(), name: 'retry_policy' },

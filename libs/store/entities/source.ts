@@ -16,6 +16,9 @@ export interface SourceRow {
   /** verificationConfig without its secret, e.g. `{type: 'hmac', algorithm, header, encoding, prefix}`. */
   verification: Record<string, unknown>;
   secretSealed: string | null;
+  /** The secret before the last rotation with a grace period, sealed; signatures made with it verify until `previousSecretExpiresAt`. */
+  previousSecretSealed?: string | null;
+  previousSecretExpiresAt?: number | null;
   rejectInvalidSignatures: boolean;
   rateLimitPerMinute: number | null;
   ipFilterMode: IpFilterMode;
@@ -45,6 +48,8 @@ export const SourceEntity = new EntitySchema<SourceRow>({
     provider: column.varchar(16, true),
     verification: column.json(),
     secretSealed: { ...column.text(true), name: 'secret_sealed' },
+    previousSecretSealed: { ...column.text(true), name: 'previous_secret_sealed' },
+    previousSecretExpiresAt: { ...column.timestamp(true), name: 'previous_secret_expires_at' },
     rejectInvalidSignatures: { ...column.boolean(), name: 'reject_invalid_signatures' },
     rateLimitPerMinute: { ...column.integer(true), name: 'rate_limit_per_minute' },
     ipFilterMode: { ...column.varchar(16), name: 'ip_filter_mode' },

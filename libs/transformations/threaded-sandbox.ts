@@ -1,0 +1,116 @@
+import { once } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import { portRequests, type PortRequests } from '../thread/port-requests.js';
+import { threadEntry } from '../thread/thread-entry.js';
+import type { SandboxOptions, TransformCall, TransformError, TransformOutcome } from './transform-sandbox.js';
+
+export type SandboxRequest = { id: number; kind: 'run'; call: TransformCall } | { id: number; kind: 'check'; code: string };
+export type SandboxAnswer = { id: number; outcome: TransformOutcome } | { id: number; checked: TransformError | null };
+
+/** What the router, replays and the API run transformations with. */
+export interface Sandbox {
+  run(call: TransformCall): Promise<TransformOutcome>;
+  /** Null when `code` compiles and defines `transform`, else why not. */
+  check(code: string): Promise<TransformError | null>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * How long past its time limit a call may take before its thread is ended. QuickJS polls its interrupt
+ * handler every few thousand operations, and some operations cost a millisecond each (building a string
+ * of 100 KB), so a string bomb ran 3 to 9 s against a limit of 100 ms; QuickJS also leaves strings out of
+ * its memory limit. Ending the thread stops any of it. The grace covers compiling code the thread has not
+ * seen (a fresh runtime and its prelude, up to a few hundred ms on a loaded machine), which the engine's
+ * limit leaves out.
+ */
+export const HARD_STOP_GRACE_MS = 1_000;
+
+interface Thread {
+  worker: Worker;
+  requests: PortRequests<SandboxAnswer>;
+}
+
+/**
+ * The sandbox (transform-sandbox.ts) on a thread of its own (sandbox-thread.ts), one call at a time. A
+ * call that has not answered by its time limit plus `HARD_STOP_GRACE_MS` ends the thread and fails as a
+ * time-out; the next call starts a new thread (and compiles its code anew).
+ */
+export async function createThreadedSandbox(options: SandboxOptions): Promise<Sandbox> {
+  let thread: Promise<Thread> | undefined;
+  let queue: Promise<unknown> = Promise.resolve();
+
+  function started(): Promise<Thread> {
+    if (thread) return thread;
+    const starting = startThread(options);
+    // A thread that failed to start is tried again at the next call.
+    starting.catch(() => {
+      if (thread === starting) thread = undefined;
+    });
+    thread = starting;
+    return starting;
+  }
+
+  async function ask(request: (id: number) => SandboxRequest, limitMs: number): Promise<SandboxAnswer | undefined> {
+    const starting = started();
+    const current = await starting;
+    let timer: NodeJS.Timeout | undefined;
+    const stopped = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => {
+        if (thread === starting) thread = undefined;
+        void current.worker.terminate();
+        resolve(undefined);
+      }, limitMs);
+    });
+    try {
+      return await Promise.race([current.requests.request(request), stopped]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** One at a time: a call's hard stop then measures its own time, not the wait behind another's. */
+  function inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const result = queue.then(work);
+    queue = result.catch(() => undefined);
+    return result;
+  }
+
+  const limitMs = options.timeoutMs + HARD_STOP_GRACE_MS;
+  return {
+    run: (call) =>
+      inTurn(async () => {
+        const begun = performance.now();
+        const answer = await ask((id) => ({ id, kind: 'run', call }), limitMs);
+        if (answer && 'outcome' in answer) return answer.outcome;
+        return { result: null, error: { name: 'TimeoutError', message: `The transformation ran longer than ${options.timeoutMs} ms` }, logs: [], durationMs: performance.now() - begun };
+      }),
+    check: (code) =>
+      inTurn(async () => {
+        const answer = await ask((id) => ({ id, kind: 'check', code }), limitMs);
+        if (answer && 'checked' in answer) return answer.checked;
+        return { name: 'TimeoutError', message: `The code's top level ran longer than ${options.timeoutMs} ms` };
+      }),
+    async dispose() {
+      const current = thread;
+      thread = undefined;
+      if (current) await (await current.catch(() => undefined))?.worker.terminate();
+    },
+  };
+}
+
+async function startThread(options: SandboxOptions): Promise<Thread> {
+  const worker = new Worker(threadEntry(import.meta.url, 'sandbox-thread'), { workerData: options });
+  // A relay stops without waiting for this thread; nothing it holds needs an orderly end.
+  worker.unref();
+  const requests = portRequests<SandboxAnswer>(worker, {
+    isAnswer: (message): message is SandboxAnswer => typeof (message as SandboxAnswer | null)?.id === 'number',
+    closedError: () => new Error('The transformation thread ended'),
+  });
+  const [ready] = await Promise.race([once(worker, 'message'), once(worker, 'error').then(([error]) => Promise.reject(error as Error))]);
+  if ((ready as { ready?: boolean }).ready !== true) throw new Error('The transformation thread did not start');
+  // A new thread's first message takes up to a second or so to be handled (measured under load): taken
+  // here, with no hard stop, so that no call's time limit pays for it.
+  await requests.request((id) => ({ id, kind: 'check', code: 'function transform(request) { return request; }' }) satisfies SandboxRequest);
+  return { worker, requests };
+}
