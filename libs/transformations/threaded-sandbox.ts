@@ -26,9 +26,17 @@ export interface Sandbox {
  */
 export const HARD_STOP_GRACE_MS = 1_000;
 
+/**
+ * How long a call may wait for the thread to take it up. The thread is idle when a call is sent (one at
+ * a time), so only a thread that can no longer run waits this long.
+ */
+const TAKE_UP_LIMIT_MS = 30_000;
+
 interface Thread {
   worker: Worker;
   requests: PortRequests<SandboxAnswer>;
+  /** When the thread began the call in hand (Date.now()), 0 while it has none: written by the thread. */
+  busySince: Float64Array;
 }
 
 /**
@@ -55,12 +63,22 @@ export async function createThreadedSandbox(options: SandboxOptions): Promise<Sa
     const starting = started();
     const current = await starting;
     let timer: NodeJS.Timeout | undefined;
+    const sentAt = Date.now();
+    // The hard stop counts the thread's own time on the call, read when the timer fires: a timer that
+    // fires late (this thread busy) or a call not yet taken up (the message on its way) ends nothing early.
     const stopped = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => {
-        if (thread === starting) thread = undefined;
-        void current.worker.terminate();
-        resolve(undefined);
-      }, limitMs);
+      const watch = (waitMs: number) => {
+        timer = setTimeout(() => {
+          const since = current.busySince[0]!;
+          const now = Date.now();
+          const left = since > 0 ? limitMs - (now - since) : TAKE_UP_LIMIT_MS - (now - sentAt);
+          if (left > 0) return watch(since > 0 ? left : Math.min(left, limitMs));
+          if (thread === starting) thread = undefined;
+          void current.worker.terminate();
+          resolve(undefined);
+        }, waitMs);
+      };
+      watch(limitMs);
     });
     try {
       return await Promise.race([current.requests.request(request), stopped]);
@@ -100,7 +118,8 @@ export async function createThreadedSandbox(options: SandboxOptions): Promise<Sa
 }
 
 async function startThread(options: SandboxOptions): Promise<Thread> {
-  const worker = new Worker(threadEntry(import.meta.url, 'sandbox-thread'), { workerData: options });
+  const busySince = new Float64Array(new SharedArrayBuffer(Float64Array.BYTES_PER_ELEMENT));
+  const worker = new Worker(threadEntry(import.meta.url, 'sandbox-thread'), { workerData: { options, busySince } satisfies SandboxThreadData });
   // A relay stops without waiting for this thread; nothing it holds needs an orderly end.
   worker.unref();
   const requests = portRequests<SandboxAnswer>(worker, {
@@ -112,5 +131,11 @@ async function startThread(options: SandboxOptions): Promise<Thread> {
   // A new thread's first message takes up to a second or so to be handled (measured under load): taken
   // here, with no hard stop, so that no call's time limit pays for it.
   await requests.request((id) => ({ id, kind: 'check', code: 'function transform(request) { return request; }' }) satisfies SandboxRequest);
-  return { worker, requests };
+  return { worker, requests, busySince };
+}
+
+/** What a sandbox thread is started with. */
+export interface SandboxThreadData {
+  options: SandboxOptions;
+  busySince: Float64Array;
 }
