@@ -1,3 +1,4 @@
+import { AdmissionGate } from '../../libs/concurrency/admission-gate.js';
 import { sealedPayload } from '../../libs/payload/stored-payload.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
 import { createDedupLedger, type DedupLedger } from '../../libs/store/dedup-ledger.js';
@@ -47,6 +48,7 @@ export const buildGatewayRole: RoleBuilder<GatewayRole> = async ({ config, store
       now: tuning.gatewayClock ?? Date.now,
     },
     metrics,
+    admission: new AdmissionGate(config.ingestMaxInFlight),
     trustProxy: config.trustProxy,
     publicUrl: config.publicUrl,
   });

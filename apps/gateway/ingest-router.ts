@@ -1,6 +1,7 @@
 import type { default as Router, RouterContext } from '@koa/router';
 import { createRouter } from '../../libs/http/router.js';
-import { isRelayError } from '../../libs/errors/errors.js';
+import type { AdmissionGate } from '../../libs/concurrency/admission-gate.js';
+import { isRelayError, OverloadedError } from '../../libs/errors/errors.js';
 import { requestOrigin } from '../../libs/http/request-origin.js';
 import type { RelayMetrics } from '../../libs/metrics/relay-metrics.js';
 import { clientAddress } from './client-address.js';
@@ -14,6 +15,8 @@ export interface IngestRouterOptions {
   trustProxy: number;
   /** RELAY_PUBLIC_URL when set: the URL providers call, for signatures over it. */
   publicUrl?: string;
+  /** The requests in hand at once (RELAY_INGEST_MAX_IN_FLIGHT); one past it is answered 503 OVERLOADED. */
+  admission: AdmissionGate;
   /** How long one request may wait on the store and the broker in all (default INGEST_WAIT_BUDGET_MS). */
   waitBudgetMs?: number;
 }
@@ -27,6 +30,14 @@ function calledUrl(options: IngestRouterOptions, ctx: RouterContext): string {
 export function ingestRouter(options: IngestRouterOptions): Router {
   const router = createRouter();
   router.post('/ingest/:org/:source', async (ctx) => {
+    const release = options.admission.tryEnter();
+    if (!release) {
+      // Refused before any work, and on a connection kept open: a closed one would come back as a new
+      // connection, to wait in the accept queue for a turn of this thread (docs/decisions/0042-one-accept-a-turn.md).
+      options.metrics.ingestRequests.inc({ outcome: 'OVERLOADED' });
+      options.metrics.ingestShed.inc({ reason: 'OVERLOADED' });
+      throw new OverloadedError();
+    }
     const stopTimer = options.metrics.ingestDuration.startTimer();
     let outcome = 'INTERNAL_ERROR';
     try {
@@ -51,6 +62,7 @@ export function ingestRouter(options: IngestRouterOptions): Router {
       if (error.status === 503) options.metrics.ingestShed.inc({ reason: error.code });
       throw withRetryAfter(error);
     } finally {
+      release();
       options.metrics.ingestRequests.inc({ outcome });
       stopTimer({ outcome });
     }

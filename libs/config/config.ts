@@ -54,6 +54,11 @@ export interface Config {
   /** METRICS_HOST: the address the metrics port listens on. */
   metricsHost: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * RELAY_INGEST_MAX_IN_FLIGHT: ingest requests a gateway handles at once; past it, a request is answered
+   * `503 OVERLOADED` at once (docs/decisions/0089-ingest-overload-shed.md).
+   */
+  ingestMaxInFlight: number;
   /** RELAY_TRANSFORM_TIMEOUT_MS: a transformation's time per call. */
   transformTimeoutMs: number;
   /** RELAY_TRANSFORM_MEMORY_MB: a transformation's memory per call. */
@@ -163,6 +168,9 @@ function topicPrefix(env: Env): string {
   return raw;
 }
 
+/** Measured on the default at its sustained rates (docs/decisions/0089-ingest-overload-shed.md). */
+export const DEFAULT_INGEST_MAX_IN_FLIGHT = 512;
+
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 /** Reads and validates the environment. Throws ConfigError naming the first bad variable. */
@@ -209,6 +217,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     apiRequestsPerSecond: integer(env, 'RELAY_API_REQUESTS_PER_SECOND', 100, 1, 1_000_000),
     // At most the deliveries one bulk replay may create, so one event's replay always fits in one.
     maxRoutesPerSource: integer(env, 'RELAY_MAX_ROUTES_PER_SOURCE', 100, 1, 10_000),
+    ingestMaxInFlight: integer(env, 'RELAY_INGEST_MAX_IN_FLIGHT', DEFAULT_INGEST_MAX_IN_FLIGHT, 1, 100_000),
     transformTimeoutMs: integer(env, 'RELAY_TRANSFORM_TIMEOUT_MS', 100, 1, 10_000),
     transformMemoryMb: integer(env, 'RELAY_TRANSFORM_MEMORY_MB', 16, 1, 1024),
     ...overrides,

@@ -134,6 +134,16 @@ export class StoreUnavailableError extends RelayError {
   }
 }
 
+/**
+ * Ingest has more requests in hand than it was set to take (RELAY_INGEST_MAX_IN_FLIGHT): this one is
+ * refused at once rather than queued behind them (docs/decisions/0089-ingest-overload-shed.md).
+ */
+export class OverloadedError extends RelayError {
+  constructor(retryAfterMs = 1_000) {
+    super(503, 'OVERLOADED', 'The relay is taking more webhooks than it can keep up with; nothing was acknowledged, try again', { retriable: true, retryAfterMs });
+  }
+}
+
 /** The data directory's disk is full: nothing more can be kept until space returns. */
 export class StorageFullError extends RelayError {
   constructor(cause?: unknown) {

@@ -7,6 +7,8 @@ const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
  * Gives every request an id (the caller's `X-Request-Id` when it is sane, else a new one), echoes it,
  * and writes one access line. Access lines are `debug`: at ingest rates `info` would drown the rest.
+ * A 5xx is `warn`, except a shed (`OVERLOADED`): that is the relay working as meant, counted by
+ * `relay_ingest_shed_total`, and a line each would add work exactly when there is none to spare.
  */
 export function requestContext(logger: Logger) {
   return async function withRequestId(ctx: Context, next: Next): Promise<void> {
@@ -18,7 +20,7 @@ export function requestContext(logger: Logger) {
     try {
       await next();
     } finally {
-      const level = ctx.status >= 500 ? 'warn' : 'debug';
+      const level = ctx.status >= 500 && (ctx.body as { code?: unknown } | undefined)?.code !== 'OVERLOADED' ? 'warn' : 'debug';
       if (logger.isLevelEnabled(level)) {
         logger[level]({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - startedAt) * 10) / 10 }, 'request');
       }
