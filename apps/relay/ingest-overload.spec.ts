@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Agent, request } from 'undici';
 import { BACKEND_TARGETS, type BackendLocation } from '../../libs/testing/backend-targets.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
-import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from '../../libs/testing/pipeline-fixture.js';
+import { API_KEY, configurePipeline, ENCRYPTION_KEY, openSharedStore, type Pipeline } from '../../testing/pipeline-fixture.js';
 import { printOutputOnFailure, startRelayProcess, type RelayProcess } from '../../libs/testing/relay-child-process.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
 import type { Store } from '../../libs/store/store.js';
