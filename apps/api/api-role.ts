@@ -14,6 +14,7 @@ import { replayJobEvents } from './replays/replay-service.js';
 import { createKeyRateLimits } from './key-rate-limits.js';
 import { TEST_ANSWER_BODY_BYTES } from './destinations/destination-test.js';
 import { createPayloadViews } from './events/payload-views.js';
+import { createNotifier } from './notifications/notifier.js';
 
 export interface ApiRoleOptions {
   /** Event ids a replay job copies into its snapshot per step (the runner's default when not given). */
@@ -55,6 +56,8 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       stepSize: replayStepSize(config.maxRoutesPerSource),
     });
     const payloadViews = createPayloadViews();
+    // The destination tests' sender: the same address rules, and a channel's answer is never kept beyond its first bytes.
+    const notifier = createNotifier({ sql: store.sql, secrets, sender: httpSender, metrics, logger });
     const api = apiRouter({
       ...replayDeps,
       apiKeys,
@@ -80,8 +83,10 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
         replayRunner.start();
         // Beside the API, which reads the counts: folded often enough that a count sums a few rows per key.
         folding = startEventCountFolding({ sql: store.sql, logger });
+        notifier.start();
       },
       async stop() {
+        await notifier.stop();
         await folding?.stop();
         await replayRunner.stop();
         await httpSender.close();

@@ -39,6 +39,9 @@ export type OutboxRow = z.infer<typeof outboxRowSchema>;
  * crash, takes them once the lease ends): one statement.
  */
 export async function claimDueNotifications(sql: SqlClient, now: number, leaseMs: number, limit: number): Promise<OutboxRow[]> {
+  // A read first: an empty outbox, the usual case, then costs no write lock (SQLite has one writer).
+  const [due] = await sql.all('SELECT 1 AS due FROM notification_outbox WHERE next_attempt_at <= ? LIMIT 1', [now]);
+  if (!due) return [];
   const rows = await sql.all(
     `UPDATE notification_outbox SET next_attempt_at = ? WHERE (notification_id, channel_id) IN
        (SELECT notification_id, channel_id FROM notification_outbox WHERE next_attempt_at <= ? ORDER BY next_attempt_at, notification_id LIMIT ?)
