@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { newId } from '../ids/ids.js';
-import { createPendingDeliveries } from '../ledger/deliveries.js';
+import { createPendingDeliveries, createTransformationFailures } from '../ledger/deliveries.js';
 import { recordAttempts } from '../ledger/attempts.js';
 import type { AttemptRecord } from '../pipeline/attempt-record.js';
 import type { SqlClient } from '../store/sql-client.js';
@@ -118,6 +118,17 @@ describeEachStore('issues and auto-disable, folded into the recorder batch', (ta
     expect(await recordAttempts(sql, [await fail500(57)])).to.have.length(1);
     // A warning for each of the three runs of failures: after 16 s, after 36 s, after 56 s (restarted at 37).
     expect((await outboxTopics()).filter((topic) => topic === 'destination.auto_disable_warning')).to.have.length(3);
+  });
+
+  it("counts transformation failures in the destination's transformation issue, leaving its clock alone", async () => {
+    const eventId = await insertEventRow(sql, fixture.org.id, sourceId, '{}');
+    const report = { id: 'trs_1', error: { name: 'TypeError', message: 'x is undefined' }, logs: [] };
+    await sql.transaction((tx) => createTransformationFailures(tx, [{ orgId: fixture.org.id, eventId, destinationId, destinationName: 'Sink', report }], T0));
+    const [issue] = await issues();
+    expect(issue).to.include({ kind: 'transformation', status: 'open', failedAttempts: 1, lastError: 'TypeError: x is undefined', lastStatusCode: null });
+    expect(issue!.sampleEventIds).to.deep.equal([eventId]);
+    expect(await outboxTopics()).to.deep.equal(['issue.opened']);
+    expect(await sql.all('SELECT * FROM destination_failure_streaks')).to.deep.equal([]);
   });
 
   it('opens no issue for attempts the destination is not to blame for, nor for a destination that is gone', async () => {

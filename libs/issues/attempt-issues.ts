@@ -56,8 +56,11 @@ function succeeded(fold: DestinationFold, attempt: AttemptRecord): void {
   }
 }
 
+/** What an issue records of one failure: an attempt's, or a transformation's (no attempt, no status). */
+type Failure = Pick<AttemptRecord, 'eventId' | 'completedAt' | 'statusCode' | 'error'>;
+
 /** Opens the issue of this kind, reopens it when resolved, or counts the failure in it. */
-function countInIssue(fold: DestinationFold, attempt: AttemptRecord, kind: IssueKind): void {
+function countInIssue(fold: DestinationFold, attempt: Failure, kind: IssueKind): void {
   const at = attempt.completedAt;
   let issue = fold.issues.get(kind);
   let topic: Notification['topic'] | null = null;
@@ -113,12 +116,7 @@ const sameStreak = (a: FailureStreak, b: FailureStreak) =>
  */
 export async function foldAttemptsIntoIssues(tx: SqlClient, attempts: AttemptRecord[]): Promise<DisabledDestination[]> {
   if (attempts.length === 0) return [];
-  const destinations = await selectStreakedDestinations(tx, attempts.map((a) => a.destinationId));
-  const issues = await selectIssuesOf(tx, destinations.map((d) => d.id));
-  const folds = new Map<string, DestinationFold>(
-    destinations.map((destination) => [destination.id, { destination, issues: new Map(), changed: new Set(), streak: destination.streak, notifications: [], disabledAt: null }]),
-  );
-  for (const issue of issues) folds.get(issue.destinationId)?.issues.set(issue.kind, issue);
+  const folds = await loadFolds(tx, attempts.map((a) => a.destinationId));
   const ordered = [...attempts].sort((a, b) => a.completedAt - b.completedAt || a.attemptNumber - b.attemptNumber);
   for (const attempt of ordered) {
     const fold = folds.get(attempt.destinationId);
@@ -128,14 +126,45 @@ export async function foldAttemptsIntoIssues(tx: SqlClient, attempts: AttemptRec
     else if (kind) failed(fold, attempt, kind);
   }
   const all = [...folds.values()];
-  await upsertIssues(tx, all.flatMap((fold) => [...fold.changed]));
+  await writeIssues(tx, all);
   await upsertStreaks(tx, all.filter((fold) => !sameStreak(fold.streak, fold.destination.streak)).map((fold) => ({ destinationId: fold.destination.id, streak: fold.streak })));
   const disabled: DisabledDestination[] = [];
   for (const fold of all) {
     if (fold.disabledAt !== null && (await disableFailingDestination(tx, fold.destination.id, fold.disabledAt))) {
       disabled.push({ orgId: fold.destination.orgId, destinationId: fold.destination.id });
     }
-    for (const notification of fold.notifications) await enqueueNotification(tx, notification);
   }
   return disabled;
+}
+
+/** The destinations (locked) with their streaks and issues, read in two statements. */
+async function loadFolds(tx: SqlClient, destinationIds: string[]): Promise<Map<string, DestinationFold>> {
+  const destinations = await selectStreakedDestinations(tx, destinationIds);
+  const issues = await selectIssuesOf(tx, destinations.map((d) => d.id));
+  const folds = new Map<string, DestinationFold>(
+    destinations.map((destination) => [destination.id, { destination, issues: new Map(), changed: new Set(), streak: destination.streak, notifications: [], disabledAt: null }]),
+  );
+  for (const issue of issues) folds.get(issue.destinationId)?.issues.set(issue.kind, issue);
+  return folds;
+}
+
+/** The issues the folds changed, in one statement, and their notifications into the outbox. */
+async function writeIssues(tx: SqlClient, folds: DestinationFold[]): Promise<void> {
+  await upsertIssues(tx, folds.flatMap((fold) => [...fold.changed]));
+  for (const notification of folds.flatMap((fold) => fold.notifications)) await enqueueNotification(tx, notification);
+}
+
+/**
+ * Transformation failures (deliveries created `failed`, with no attempt) count in the destination's
+ * `transformation` issue, in the router's transaction. They are not attempts: the auto-disable clock and
+ * the run of successes are left as they are.
+ */
+export async function foldTransformationFailures(tx: SqlClient, failures: { destinationId: string; eventId: string; error: string }[], at: number): Promise<void> {
+  if (failures.length === 0) return;
+  const folds = await loadFolds(tx, failures.map((f) => f.destinationId));
+  for (const failure of failures) {
+    const fold = folds.get(failure.destinationId);
+    if (fold) countInIssue(fold, { eventId: failure.eventId, completedAt: at, statusCode: null, error: failure.error }, 'transformation');
+  }
+  await writeIssues(tx, [...folds.values()]);
 }
