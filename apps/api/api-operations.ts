@@ -5,7 +5,9 @@ import { defineOperation, type ApiOperation } from './api-operation.js';
 import { destinationOperations } from './destinations/destination-routes.js';
 import { eventOperations } from './events/event-routes.js';
 import { filterOperations } from './filters/filter-routes.js';
+import { issueOperations } from './issues/issue-routes.js';
 import { keyOperations } from './keys/key-routes.js';
+import { channelOperations } from './notifications/channel-routes.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
 import { replayOperations } from './replays/replay-routes.js';
 import { routeOperations } from './routes/route-routes.js';
@@ -46,5 +48,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   ...eventOperations,
   ...filterOperations,
   ...replayOperations,
+  ...issueOperations,
+  ...channelOperations,
   ...keyOperations,
 ];

@@ -14,6 +14,7 @@ import { replayJobEvents } from './replays/replay-service.js';
 import { createKeyRateLimits } from './key-rate-limits.js';
 import { TEST_ANSWER_BODY_BYTES } from './destinations/destination-test.js';
 import { createPayloadViews } from './events/payload-views.js';
+import { createNotifier } from './notifications/notifier.js';
 
 /** The management API at `/api`, and the replay jobs it starts. */
 export const buildApiRole: RoleBuilder = async ({ config, store, secrets, logger, publish, announce, limits, metrics, tuning }): Promise<Role> => {
@@ -47,6 +48,8 @@ export const buildApiRole: RoleBuilder = async ({ config, store, secrets, logger
     stepSize: replayStepSize(config.maxRoutesPerSource),
   });
   const payloadViews = createPayloadViews();
+  // The destination tests' sender: the same address rules, and a channel's answer is never kept beyond its first bytes.
+  const notifier = createNotifier({ sql: store.sql, secrets, sender: httpSender, metrics, logger });
   const api = apiRouter({
     ...replayDeps,
     apiKeys,
@@ -72,8 +75,10 @@ export const buildApiRole: RoleBuilder = async ({ config, store, secrets, logger
       replayRunner.start();
       // Beside the API, which reads the counts: folded often enough that a count sums a few rows per key.
       folding = startEventCountFolding({ sql: store.sql, logger });
+      notifier.start();
     },
     async stop() {
+      await notifier.stop();
       await folding?.stop();
       await replayRunner.stop();
       await httpSender.close();

@@ -286,6 +286,34 @@ describe('web console in a real browser', function () {
     await shoot('replays');
   });
 
+  it("counts the failing destination's open issue in the navigation, acknowledges it, and tests a new notification channel", async () => {
+    const issuesLink = page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: /^Issues \d+$/ });
+    await page.goto(`${harness.relay.url}/console#/issues`);
+    await issuesLink.waitFor();
+    await page.getByRole('cell', { name: /^http_5xx on dst_/ }).first().waitFor();
+    expect(await page.getByRole('cell', { name: '500: HTTP 500', exact: false }).count()).to.be.at.least(1);
+    await expectNamedControls();
+    await shoot('issues');
+    await page.getByRole('button', { name: /^Acknowledge iss_/ }).first().click();
+    // Nothing is open any more: the list of open issues empties and the count leaves the navigation.
+    await page.getByText('No open issues.').waitFor();
+    await nav('Issues').waitFor();
+
+    await nav('Notifications').click();
+    await field('Channel name').fill('Console hook');
+    await field('Channel URL').fill(`${receiver.url}/notify`);
+    await button('Create channel').click();
+    await page.getByRole('cell', { name: 'Console hook', exact: true }).waitFor();
+    const before = receiver.requests.length;
+    await button('Send a test to Console hook').click();
+    await page.getByRole('status').filter({ hasText: 'Delivered (200)' }).waitFor();
+    const sent = receiver.requests.slice(before).find((request) => request.url === '/notify');
+    expect(JSON.parse(sent!.body.toString()).type).to.equal('test');
+    expect(sent!.headers['webhook-signature']).to.match(/^v1,/);
+    await expectNamedControls();
+    await shoot('notifications');
+  });
+
   it('shows a read key no write control, on a relay with key scopes', async function () {
     const created = await harness.api('POST', '/api/keys', { body: { name: 'console reader', scope: 'read' } });
     if (created.status === 404) {

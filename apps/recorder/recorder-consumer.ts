@@ -6,6 +6,7 @@ import { handleIsolatingPoison, poisonReason } from '../../libs/pipeline/poison-
 import type { SqlClient } from '../../libs/store/sql-client.js';
 import { storeBatcher } from '../../libs/store/store-batcher.js';
 import { failUnrecordedAttempt, recordAttempts } from '../../libs/ledger/attempts.js';
+import type { DisabledDestination } from '../../libs/issues/attempt-issues.js';
 import { ATTEMPTS_TOPIC, RECORDER_GROUP } from '../../libs/pipeline/topology.js';
 
 
@@ -16,27 +17,33 @@ import { ATTEMPTS_TOPIC, RECORDER_GROUP } from '../../libs/pipeline/topology.js'
  * (docs/decisions/0019-router-and-recorder-batches.md). Rows are locked in id order inside, so recorders of other
  * processes still never deadlock.
  */
-function attemptWriter(sql: SqlClient): (attempts: AttemptRecord[]) => Promise<void> {
+function attemptWriter(sql: SqlClient, onDisabled: OnDisabled): (attempts: AttemptRecord[]) => Promise<void> {
   return storeBatcher(sql, async (batches: AttemptRecord[][]) => {
-    await recordAttempts(sql, batches.flat());
+    await onDisabled(await recordAttempts(sql, batches.flat()));
     return batches.map(() => undefined);
   });
 }
+
+/**
+ * Told of the destinations a batch disabled (auto-disable), once it is committed: the composition root
+ * announces them, so deliverers hold their jobs and API views show them disabled.
+ */
+export type OnDisabled = (destinations: DisabledDestination[]) => Promise<void>;
 
 /**
  * The handler of `relay.attempts`: each batch's attempts written round after round of the organizations'
  * records in turn (fair-rounds.ts), so one organization's many attempts do not hold up another's; a record
  * that fails on its own set aside.
  */
-export function createAttemptsHandler(sql: SqlClient, deadLetters: DeadLetters): (batch: RecordBatch) => Promise<void> {
-  const write = attemptWriter(sql);
+export function createAttemptsHandler(sql: SqlClient, deadLetters: DeadLetters, onDisabled: OnDisabled = async () => {}): (batch: RecordBatch) => Promise<void> {
+  const write = attemptWriter(sql, onDisabled);
   return async (batch) => {
     const { rounds, decoded } = decodedRounds(batch.records, decodeAttemptRecord, (attempt) => attempt.orgId);
     for (const round of rounds) {
       await handleIsolatingPoison(round, {
         all: (records) => write(records.map(decoded)),
         // Alone means its own transaction, not one shared with other partitions' batches.
-        one: (record) => recordAttempts(sql, [decoded(record)]),
+        one: async (record) => onDisabled(await recordAttempts(sql, [decoded(record)])),
         deadLetter: (record, error) => deadLetterPoison(deadLetters, record, error),
         markEvent: (record, error) => failUnrecordedAttempt(sql, decoded(record), poisonReason(error).detail),
       });
@@ -45,13 +52,13 @@ export function createAttemptsHandler(sql: SqlClient, deadLetters: DeadLetters):
 }
 
 /** The recorder role: the only writer of delivery state, fed by `relay.attempts`. */
-export function createRecorderConsumer(broker: Broker, sql: SqlClient, deadLetters: DeadLetters) {
+export function createRecorderConsumer(broker: Broker, sql: SqlClient, deadLetters: DeadLetters, onDisabled: OnDisabled) {
   return broker.consumer({
     groupId: RECORDER_GROUP,
     topics: [ATTEMPTS_TOPIC],
     fromBeginning: true,
     maxBatchSize: 1000,
     concurrency: 4,
-    handleBatch: createAttemptsHandler(sql, deadLetters),
+    handleBatch: createAttemptsHandler(sql, deadLetters, onDisabled),
   });
 }

@@ -3,7 +3,9 @@ import { RECORDER_GROUP } from '../../libs/pipeline/topology.js';
 import { createRecorderConsumer } from './recorder-consumer.js';
 
 /** Stores what the deliverers report: attempts, delivery and event states. */
-export const buildRecorderRole: RoleBuilder = ({ broker, store, deadLetters }) => {
-  const consumer = createRecorderConsumer(broker, store.sql, deadLetters);
+export const buildRecorderRole: RoleBuilder = ({ broker, store, deadLetters, announce }) => {
+  const consumer = createRecorderConsumer(broker, store.sql, deadLetters, async (disabled) => {
+    for (const { orgId, destinationId } of disabled) await announce({ kind: 'destination', action: 'updated', orgId, id: destinationId });
+  });
   return { name: 'recorder', start: () => consumer.start(), stop: () => consumer.stop(), consumerGroups: [RECORDER_GROUP] };
 };

@@ -1,5 +1,5 @@
 /** Why an attempt failed. `http_status`: a complete non-2xx answer; every other kind: no complete answer. */
-export type AttemptErrorKind = 'timeout' | 'connect' | 'reset' | 'refused_address' | 'dns' | 'http_status' | 'other';
+export type AttemptErrorKind = 'timeout' | 'connect' | 'reset' | 'refused_address' | 'dns' | 'tls' | 'http_status' | 'other';
 
 /**
  * The result of one HTTP delivery attempt. A failed attempt is data, never an exception: the

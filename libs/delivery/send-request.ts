@@ -59,6 +59,20 @@ const ERROR_KINDS_BY_CODE: Record<string, AttemptErrorKind> = {
   UND_ERR_CONNECT_TIMEOUT: 'timeout',
   UND_ERR_HEADERS_TIMEOUT: 'timeout',
   UND_ERR_BODY_TIMEOUT: 'timeout',
+  // Node's TLS handshake failures: the certificate, its chain, or the name it was issued for.
+  ...Object.fromEntries(
+    [
+      'CERT_HAS_EXPIRED',
+      'CERT_NOT_YET_VALID',
+      'DEPTH_ZERO_SELF_SIGNED_CERT',
+      'SELF_SIGNED_CERT_IN_CHAIN',
+      'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+      'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      'ERR_TLS_CERT_ALTNAME_INVALID',
+      'ERR_SSL_WRONG_VERSION_NUMBER',
+      'EPROTO',
+    ].map((code) => [code, 'tls' as const]),
+  ),
 };
 
 /**

@@ -64,6 +64,11 @@ export const AUTH_SECRET_FIELDS: Record<AuthType, string[]> = {
   custom_header: ['headerValue'],
 };
 
+/** Three days, as Svix waits before disabling an endpoint. */
+export const DEFAULT_AUTO_DISABLE_AFTER_SECONDS = 259_200;
+
+const autoDisableAfterSecondsSchema = z.number().int().min(10).max(31_536_000).nullable();
+
 const destinationSettings = {
   name: nameSchema,
   url: urlSchema,
@@ -76,6 +81,7 @@ const destinationSettings = {
   rateLimitPerMinute: rateLimitSchema,
   retryPolicy: retryPolicySchema,
   ordering: z.enum(['none', 'source']),
+  autoDisableAfterSeconds: autoDisableAfterSecondsSchema,
   enabled: z.boolean(),
   slug: slugSchema,
 };

@@ -15,5 +15,6 @@ export function destinationSettings(row: DestinationRow, secrets: { headers: Rec
     rateLimitPerMinute: row.rateLimitPerMinute,
     retryPolicy: row.retryPolicy,
     ordering: row.ordering,
+    autoDisableAfterSeconds: row.autoDisableAfterSeconds,
   };
 }

@@ -5,7 +5,7 @@ import { generateSigningSecret } from '../secrets/signing-secret.js';
 import type { DestinationRow } from '../store/entities/destination.js';
 import { sealAuth } from './destination-credentials.js';
 import { sealSentHeaders } from './destination-headers.js';
-import type { CreateDestinationInput } from './destination-schema.js';
+import { DEFAULT_AUTO_DISABLE_AFTER_SECONDS, type CreateDestinationInput } from './destination-schema.js';
 
 /**
  * A new destination with every create default, sealed header values and credentials; nothing is written
@@ -39,6 +39,7 @@ export function newDestinationRow(
     rateLimitPerMinute: input.rateLimitPerMinute ?? null,
     retryPolicy: input.retryPolicy ?? retryPolicySchema.parse({}),
     ordering: input.ordering ?? 'none',
+    autoDisableAfterSeconds: input.autoDisableAfterSeconds === undefined ? DEFAULT_AUTO_DISABLE_AFTER_SECONDS : input.autoDisableAfterSeconds,
     enabled,
     disabledReason: enabled ? null : 'manual',
     disabledAt: enabled ? null : now,

@@ -2,7 +2,7 @@ import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
 /** Resource prefixes; every id is `<prefix>_<ULID>` so ids sort by creation time. */
-export type IdPrefix = 'src' | 'dst' | 'evt' | 'dlv' | 'rte' | 'org' | 'key' | 'att' | 'rpl' | 'trs';
+export type IdPrefix = 'src' | 'dst' | 'evt' | 'dlv' | 'rte' | 'org' | 'key' | 'att' | 'rpl' | 'trs' | 'iss' | 'nch' | 'ntf';
 
 const POOL_BYTES = 4096;
 

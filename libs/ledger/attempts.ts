@@ -1,6 +1,7 @@
 import type { AttemptRecord } from '../pipeline/attempt-record.js';
 import { allForRows, runForRows } from '../store/rows-statement.js';
 import type { SqlClient } from '../store/sql-client.js';
+import { foldAttemptsIntoIssues, type DisabledDestination } from '../issues/attempt-issues.js';
 import { addDestinationStats } from './destination-stats.js';
 import { eventStatus, type DeliveryState } from './event-status.js';
 
@@ -99,15 +100,17 @@ export async function refreshEvents(tx: SqlClient, eventIds: string[]): Promise<
 
 /**
  * Writes a batch of attempts in one transaction: the attempt rows, each delivery's status, the status and
- * counters of every event they touch, and destination statistics. Idempotent on attempt ids (records are
- * at least once).
+ * counters of every event they touch, destination statistics, issues and the auto-disable clock. Idempotent
+ * on attempt ids (records are at least once): only newly inserted attempts count. Returns the destinations
+ * the batch disabled, for the caller to announce.
  */
-export async function recordAttempts(sql: SqlClient, attempts: AttemptRecord[]): Promise<void> {
-  await sql.transaction(async (tx) => {
+export async function recordAttempts(sql: SqlClient, attempts: AttemptRecord[]): Promise<DisabledDestination[]> {
+  return sql.transaction(async (tx) => {
     const inserted = await insertAttempts(tx, attempts);
     await updateDeliveries(tx, inserted);
     await refreshEvents(tx, inserted.map((attempt) => attempt.eventId));
     await addDestinationStats(tx, inserted);
+    return foldAttemptsIntoIssues(tx, inserted);
   });
 }
 

@@ -1,5 +1,6 @@
 import { newId } from '../ids/ids.js';
 import { refreshEvents } from './attempts.js';
+import { foldTransformationFailures } from '../issues/attempt-issues.js';
 import { runForRows } from '../store/rows-statement.js';
 import type { SqlClient } from '../store/sql-client.js';
 import type { TransformationReport } from '../transformations/route-transformations.js';
@@ -51,7 +52,8 @@ export async function createPendingDeliveries(
 
 /**
  * Deliveries whose transformation failed: created `failed` with `failureReason: "transformation_failed"`
- * and no attempt, in the caller's transaction; their events' status is computed again.
+ * and no attempt, in the caller's transaction; their events' status is computed again, and each counts in
+ * its destination's `transformation` issue.
  */
 export async function createTransformationFailures(
   tx: SqlClient,
@@ -59,12 +61,14 @@ export async function createTransformationFailures(
   now: number,
 ): Promise<void> {
   if (failures.length === 0) return;
+  const errorOf = (f: (typeof failures)[number]) => `${f.report.error?.name}: ${f.report.error?.message}`;
   await runForRows(
     tx,
     FAILED_DELIVERY_INSERT,
-    failures.map((f) => [newId('dlv'), f.orgId, f.eventId, f.destinationId, f.destinationName, `${f.report.error?.name}: ${f.report.error?.message}`, reportJson(f.report), now, now]),
+    failures.map((f) => [newId('dlv'), f.orgId, f.eventId, f.destinationId, f.destinationName, errorOf(f), reportJson(f.report), now, now]),
   );
   await refreshEvents(tx, failures.map((f) => f.eventId));
+  await foldTransformationFailures(tx, failures.map((f) => ({ destinationId: f.destinationId, eventId: f.eventId, error: errorOf(f) })), now);
 }
 
 /**

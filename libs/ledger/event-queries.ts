@@ -82,6 +82,8 @@ export interface EventFilter {
   to?: number;
   search?: string;
   signatureValid?: boolean;
+  /** Events with a delivery to the issue's destination that has failed since the issue was first seen. */
+  issueId?: string;
 }
 
 const EVENT_COLUMNS = `e.id, e.source_id AS "sourceId", s.name AS "sourceName", s.mask_fields AS "maskFields", e.status, e.headers,
@@ -136,6 +138,13 @@ function whereClause(sql: SqlClient, orgId: string, filter: EventFilter): Where 
   if (filter.to !== undefined) add('e.created_at <= ?', filter.to);
   // A literal, not a parameter: SQLite uses the partial index of failed verifications only for a literal.
   if (filter.signatureValid !== undefined) add(`e.signature_valid = ${sqlBoolean(sql, filter.signatureValid)}`);
+  if (filter.issueId !== undefined) {
+    add(
+      `EXISTS (SELECT 1 FROM deliveries d JOIN issues i ON i.destination_id = d.destination_id
+        WHERE i.id = ? AND i.org_id = e.org_id AND d.event_id = e.id AND d.status = 'failed' AND d.updated_at >= i.first_seen_at)`,
+      filter.issueId,
+    );
+  }
   return { where: conditions.join(' AND '), params };
 }
 

@@ -155,6 +155,18 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean; thread?:
       help: 'Delivery HTTP requests in flight in this process',
       registers,
     }),
+    notifications: new Counter({
+      name: 'relay_notifications_total',
+      help: 'Notifications sent to channels, by outcome: delivered, retried (failed, tried again later), failed (given up)',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    issuesOpen: new Gauge({
+      name: 'relay_issues_open',
+      help: "Open issues by kind, over every organization, as the API process's notifier last read them (each such process reports the same figure)",
+      labelNames: ['kind'] as const,
+      registers,
+    }),
     searchIndexLag: new Gauge({
       name: 'relay_search_index_lag_events',
       help: 'Stored events whose payload the search index does not hold yet (searches still find them, by a slower scan)',

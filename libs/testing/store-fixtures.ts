@@ -41,6 +41,7 @@ export function destinationRow(orgId: string, signingSecretSealed: string, overr
     retryPolicy: { maxRetries: 5, initialDelay: 100, maxDelay: 60_000, backoffMultiplier: 2 },
     enabled: true,
     ordering: 'none',
+    autoDisableAfterSeconds: null,
     disabledReason: null,
     disabledAt: null,
     createdAt: now,

@@ -29,6 +29,18 @@ describeEachStore('Destinations API', (target) => {
   const sealedAuth = async (id: string) => String((await h.rawRow('destinations', id))!.auth_config_sealed);
 
   describe('POST /api/destinations', () => {
+    it('takes autoDisableAfterSeconds of at least 10 seconds, or null for never', async () => {
+      const made = await createDestination({ name: 'Auto disabled', url: 'https://orders.example.com/auto', autoDisableAfterSeconds: 20 });
+      expect(made.autoDisableAfterSeconds).to.equal(20);
+      const never = await h.api('PATCH', `/api/destinations/${made.id}`, { body: { autoDisableAfterSeconds: null } });
+      expect(never.body.autoDisableAfterSeconds).to.equal(null);
+      for (const value of [9, 10.5, '60']) {
+        const refused = await h.api('PATCH', `/api/destinations/${made.id}`, { body: { autoDisableAfterSeconds: value } });
+        expect(refused.status, String(value)).to.equal(400);
+        expect(refused.body.details[0].field).to.equal('autoDisableAfterSeconds');
+      }
+    });
+
     it('answers 201 with the created destination and every spec default filled in', async () => {
       const response = await h.api('POST', '/api/destinations', { body: { name: 'Orders Service', url: 'https://orders.example.com/hook' } });
       expect(response.status).to.equal(201);
@@ -49,6 +61,7 @@ describeEachStore('Destinations API', (target) => {
         rateLimitPerMinute: null,
         retryPolicy: DEFAULT_RETRY_POLICY,
         ordering: 'none',
+        autoDisableAfterSeconds: 259200,
         enabled: true,
         disabledReason: null,
         disabledAt: null,

@@ -1,3 +1,4 @@
+import { restartStreak } from '../../../libs/issues/failure-streaks.js';
 import { z } from 'zod';
 import { ConflictError, NotFoundError } from '../../../libs/errors/errors.js';
 import { parseInput } from '../../../libs/http/validate.js';
@@ -115,6 +116,8 @@ export async function updateDestination(deps: ApiDeps, tenant: Tenant, id: strin
     throw error;
   }
   if (!updated) throw new NotFoundError(`Destination ${id} not found`);
+  // Enabled again: the auto-disable clock starts afresh, with a new warning allowed.
+  if (patch.enabled === true && !current.enabled) await restartStreak(deps.store.sql, id);
   await deps.announce({ kind: 'destination', action: 'updated', orgId: tenant.org.id, id });
   return destinationView(deps, updated, await destinationStats(deps, updated.id));
 }

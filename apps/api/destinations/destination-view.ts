@@ -84,8 +84,16 @@ export const destinationViewSchema = z
     rateLimitPerMinute: z.number().int().nullable(),
     retryPolicy: retryPolicyView,
     ordering: z.enum(['none', 'source']).meta({ description: '`source`: the events of one source are delivered strictly in the order received' }),
+    autoDisableAfterSeconds: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'Disabled (`failing`) once every attempt has failed for this long, with at least 5 failed attempts; a warning at half of it; null: never' }),
     enabled: z.boolean(),
-    disabledReason: z.enum(['gone', 'manual']).nullable().meta({ description: '`gone`: the destination answered 410 Gone; `manual`: disabled by PATCH' }),
+    disabledReason: z
+      .enum(['gone', 'manual', 'failing'])
+      .nullable()
+      .meta({ description: '`gone`: the destination answered 410 Gone; `manual`: disabled by PATCH; `failing`: every attempt failed for autoDisableAfterSeconds' }),
     disabledAt: timestamp.nullable(),
     successRate: z.number().nullable(),
     avgLatency: z.number().nullable(),
@@ -115,6 +123,7 @@ export const destinationExample: z.input<typeof destinationViewSchema> = {
   rateLimitPerMinute: 600,
   retryPolicy: { maxRetries: 5, initialDelay: 1000, maxDelay: 60000, backoffMultiplier: 2 },
   ordering: 'none',
+  autoDisableAfterSeconds: 259200,
   enabled: true,
   disabledReason: null,
   disabledAt: null,

@@ -8,7 +8,7 @@ import { cancelReplay, createReplay, dryRunReplay, getReplay, listReplays } from
 
 const listQuery = z.object(paginationShape);
 
-const replayJobSchema = z
+export const replayJobSchema = z
   .object({
     id: z.string(),
     status: z.enum(['running', 'completed', 'cancelled', 'failed']),
@@ -20,6 +20,7 @@ const replayJobSchema = z
       to: timestamp.optional(),
       search: z.string().optional(),
       signatureValid: z.boolean().optional(),
+      issueId: z.string().optional(),
     }),
     destinationIds: z.array(z.string()).nullable(),
     matched: z.number().int(),
@@ -34,7 +35,7 @@ const replayJobSchema = z
 
 const dryRunSchema = z.object({ matched: z.number().int(), sample: z.array(z.string()).max(10) }).meta({ id: 'ReplayDryRun' });
 
-const replayJobExample: z.input<typeof replayJobSchema> = {
+export const replayJobExample: z.input<typeof replayJobSchema> = {
   id: 'rpl_01JDQ7B2C4D6F8H0J2K4M6N8P0',
   status: 'running',
   filter: { sourceId: 'src_01JDQ4Z6W8K3M5N7P9R1T3V5X7', status: 'failed', from: '2026-11-23T00:00:00.000Z' },

@@ -13,6 +13,7 @@ export const replayFilterSchema = z
     to: queryInstant.optional(),
     search: z.string().min(1).max(200).optional(),
     signatureValid: z.boolean().optional(),
+    issueId: idText.optional().meta({ description: "The issue's failed deliveries since it was first seen (`POST /api/issues/{id}/replay`)" }),
   })
   .refine(...fromNotAfterTo);
 

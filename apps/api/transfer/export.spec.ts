@@ -9,7 +9,7 @@ const SOURCE_ENTRY_KEYS = [
   'dedupCustomHeader', 'isActive',
 ];
 const DESTINATION_ENTRY_KEYS = [
-  'name', 'slug', 'url', 'method', 'description', 'headers', 'authType', 'authConfig', 'timeoutMs', 'rateLimitPerMinute', 'retryPolicy', 'ordering', 'isActive',
+  'name', 'slug', 'url', 'method', 'description', 'headers', 'authType', 'authConfig', 'timeoutMs', 'rateLimitPerMinute', 'retryPolicy', 'ordering', 'autoDisableAfterSeconds', 'isActive',
 ];
 const HOOK_SECRET = 'export-codehost-secret-0001';
 
@@ -147,6 +147,7 @@ describeEachStore('GET /api/sources/export and /api/destinations/export', (targe
         rateLimitPerMinute: null,
         retryPolicy: { maxRetries: 3, initialDelay: 1000, maxDelay: 60000, backoffMultiplier: 2 },
         ordering: 'none',
+        autoDisableAfterSeconds: 259200,
         isActive: true,
       });
       // Nothing to redact: no credentials.

@@ -57,7 +57,7 @@ const sourceEntrySchema = sourceViewSchema
   .meta({ id: 'SourceExportEntry' });
 
 const destinationEntrySchema = destinationViewSchema
-  .pick({ name: true, slug: true, url: true, method: true, description: true, headers: true, authType: true, timeoutMs: true, rateLimitPerMinute: true, retryPolicy: true, ordering: true })
+  .pick({ name: true, slug: true, url: true, method: true, description: true, headers: true, authType: true, timeoutMs: true, rateLimitPerMinute: true, retryPolicy: true, ordering: true, autoDisableAfterSeconds: true })
   .extend({
     headers: z.record(z.string(), z.string()).meta({ description: `Header names with their values, each "${REDACTED}" without includeSensitive` }),
     authConfig: z.union([z.literal(REDACTED), z.record(z.string(), z.string())]).meta({ description: `The credentials, or "${REDACTED}" without includeSensitive` }),

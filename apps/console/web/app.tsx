@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { createApi } from './api.js';
+import { createApi, type Page } from './api.js';
+import { useLoad } from './parts/use-load.js';
 import { ConsoleContext } from './parts/console-context.js';
 import { keyCanWrite } from './parts/write-scope.js';
 import { href, usePath } from './route.js';
@@ -14,7 +15,12 @@ const NAVIGATION = [
   ['Routes', '/routes'],
   ['Events', '/events'],
   ['Replays', '/replays'],
+  ['Issues', '/issues'],
+  ['Notifications', '/notifications'],
 ] as const;
+
+/** How often the navigation's count of open issues is read again. */
+const OPEN_ISSUES_POLL_MS = 30_000;
 
 /** The navigation entry a path belongs to: `/events?search=x` to `/events`, an export page to its resource. */
 function section(path: string): string {
@@ -54,6 +60,11 @@ function SignedIn({ apiKey, onSignOut }: { apiKey: string; onSignOut(): void }) 
   }, [api]);
   const path = usePath();
   const current = section(path);
+  const openIssues = useLoad(() => api.get<Page<unknown>>('/issues', { status: 'open', pageSize: 1 }).then((page) => page.pagination.total), [api]);
+  useEffect(() => {
+    const timer = setInterval(openIssues.reload, OPEN_ISSUES_POLL_MS);
+    return () => clearInterval(timer);
+  }, [openIssues.reload]);
   return (
     <ConsoleContext.Provider value={{ api, canWrite: canWrite === true }}>
       <header class="top">
@@ -62,6 +73,12 @@ function SignedIn({ apiKey, onSignOut }: { apiKey: string; onSignOut(): void }) 
           {NAVIGATION.map(([name, target]) => (
             <a key={name} href={href(target)} aria-current={current === target ? 'page' : undefined}>
               {name}
+              {target === '/issues' && (openIssues.data ?? 0) > 0 && (
+                <span class="count" title="Open issues">
+                  {' '}
+                  {openIssues.data}
+                </span>
+              )}
             </a>
           ))}
         </nav>
@@ -74,7 +91,7 @@ function SignedIn({ apiKey, onSignOut }: { apiKey: string; onSignOut(): void }) 
           Sign out
         </button>
       </header>
-      <main>{pageFor(path)}</main>
+      <main>{pageFor(path, openIssues.reload)}</main>
     </ConsoleContext.Provider>
   );
 }

@@ -4,8 +4,11 @@ import { column } from '../columns.js';
 export type HttpMethod = 'POST' | 'PUT' | 'PATCH';
 export type AuthType = 'none' | 'basic' | 'bearer' | 'api_key' | 'custom_header';
 
-/** Why a destination is disabled: by a user (PATCH, create, import) or by its own `410 Gone`. */
-export type DisabledReason = 'manual' | 'gone';
+/**
+ * Why a destination is disabled: by a user (PATCH, create, import), by its own `410 Gone`, or by failing
+ * every attempt for `autoDisableAfterSeconds`.
+ */
+export type DisabledReason = 'manual' | 'gone' | 'failing';
 
 /** `source`: each source's events reach the destination one at a time, in the order received, retries included. */
 export type Ordering = 'none' | 'source';
@@ -40,6 +43,8 @@ export interface DestinationRow {
   rateLimitPerMinute: number | null;
   retryPolicy: RetryPolicy;
   ordering: Ordering;
+  /** Disabled once every attempt has failed for this long (and at least 5 of them); null: never. */
+  autoDisableAfterSeconds: number | null;
   enabled: boolean;
   /** Set while disabled; cleared when enabled again. */
   disabledReason: DisabledReason | null;
@@ -70,6 +75,7 @@ export const DestinationEntity = new EntitySchema<DestinationRow>({
     rateLimitPerMinute: { ...column.integer(true), name: 'rate_limit_per_minute' },
     retryPolicy: { ...column.json(), name: 'retry_policy' },
     ordering: column.varchar(8),
+    autoDisableAfterSeconds: { ...column.integer(true), name: 'auto_disable_after_seconds' },
     enabled: column.boolean(),
     disabledReason: { ...column.varchar(16, true), name: 'disabled_reason' },
     disabledAt: { ...column.timestamp(true), name: 'disabled_at' },

@@ -15,6 +15,7 @@ export interface Destination {
   rateLimitPerMinute?: number | null;
   retryPolicy?: { maxRetries: number; initialDelay: number; maxDelay: number; backoffMultiplier: number };
   ordering?: 'none' | 'source';
+  autoDisableAfterSeconds?: number | null;
   enabled: boolean;
   disabledReason?: string | null;
   successRate: number | null;
@@ -62,6 +63,8 @@ function formValues(destination?: Destination) {
     maxDelay: String(retry?.maxDelay ?? 60000),
     backoffMultiplier: String(retry?.backoffMultiplier ?? 2),
     ordering: destination?.ordering ?? 'none',
+    // Empty: never; a new destination starts with the relay's default, three days.
+    autoDisableAfterSeconds: destination ? (destination.autoDisableAfterSeconds?.toString() ?? '') : '259200',
     enabled: destination?.enabled ?? true,
   };
 }
@@ -98,6 +101,7 @@ function requestBody(v: Values) {
       backoffMultiplier: Number(v.backoffMultiplier),
     },
     ordering: v.ordering,
+    autoDisableAfterSeconds: optionalNumber(v.autoDisableAfterSeconds),
     enabled: v.enabled,
   };
 }
@@ -134,6 +138,13 @@ export function DestinationForm(props: { destination?: Destination; submitLabel:
             { value: 'source', label: 'source: one at a time per source, in the order received' },
           ]}
           onChange={set('ordering')}
+        />
+        <TextField
+          label="Auto-disable after (seconds of failing)"
+          type="number"
+          value={v.autoDisableAfterSeconds}
+          onInput={set('autoDisableAfterSeconds')}
+          hint="Disabled once every attempt has failed this long (at least 5 attempts), with a warning at half of it. Empty: never."
         />
       </Fieldset>
     </SettingsForm>

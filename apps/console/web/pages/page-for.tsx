@@ -2,6 +2,8 @@ import { DestinationPage } from './destination-page.js';
 import { DestinationsPage } from './destinations.js';
 import { EventPage } from './event-page.js';
 import { EventsPage } from './events.js';
+import { IssuesPage } from './issues.js';
+import { NotificationsPage } from './notifications.js';
 import { OverviewPage } from './overview.js';
 import { ReplaysPage } from './replays.js';
 import { RoutesPage } from './routes.js';
@@ -10,7 +12,7 @@ import { SourcesPage } from './sources.js';
 import { TransferPage } from './transfer.js';
 
 /** `/events/evt_1?x=y` → the page; an unknown path shows the overview's link back. */
-export function pageFor(path: string) {
+export function pageFor(path: string, onIssuesChanged: () => void) {
   const [pathname = '/', search = ''] = path.split('?');
   const [section, id] = pathname.split('/').filter((part) => part !== '');
   const params = new URLSearchParams(search);
@@ -27,6 +29,10 @@ export function pageFor(path: string) {
       return id ? <EventPage id={id} /> : <EventsPage key={search} params={params} />;
     case 'replays':
       return <ReplaysPage />;
+    case 'issues':
+      return <IssuesPage onChanged={onIssuesChanged} />;
+    case 'notifications':
+      return <NotificationsPage />;
     case 'transfer':
       return <TransferPage key={id} kind={id === 'destinations' ? 'destinations' : 'sources'} />;
     default:
