@@ -1,5 +1,6 @@
 import { pipelineThreadCount } from '../../libs/config/config.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
+import { httpTargetSender } from '../../libs/delivery/target-port.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
@@ -12,22 +13,27 @@ import { createSqlSourceLines } from './source-lines.js';
 export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce }): Role => {
   const deliverer = createDeliverer({
     broker,
-    lookup: createStoreDeliveryLookup(store, secrets),
-    secrets,
-    sender: createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations }),
-    metrics,
-    gone: createGoneDestinations(store.sql, announce),
-    lines: createSqlSourceLines(store.sql),
-    logger,
-    jitter: config.retryJitter,
-    maxInFlightPerSource: config.maxInFlightPerSource,
-    // Several deliverers share a destination's partitions on Kafka or on pipeline threads: its rate is counted in the store.
-    ...(config.kafkaBrokers || pipelineThreadCount(config) > 1 ? { sharedRateWindows: createRateWindows(store.sql) } : {}),
-    // Not awaited: a breaker's change must not wait on the broker (or fail a delivery).
-    onCircuitChange: (destinationId, state) =>
-      void announce({ kind: 'circuit', destinationId, state }).catch((error: unknown) =>
-        logger.warn({ err: error, destinationId, state }, 'circuit state announcement failed'),
-      ),
+    destinations: {
+      lookup: createStoreDeliveryLookup(store, secrets),
+      gone: createGoneDestinations(store.sql, announce),
+      lines: createSqlSourceLines(store.sql),
+      secrets,
+    },
+    sending: {
+      sender: httpTargetSender(createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations })),
+      maxInFlightPerSource: config.maxInFlightPerSource,
+    },
+    checks: {
+      // Several deliverers share a destination's partitions on Kafka or on pipeline threads: its rate is counted in the store.
+      ...(config.kafkaBrokers || pipelineThreadCount(config) > 1 ? { sharedRateWindows: createRateWindows(store.sql) } : {}),
+      // Not awaited: a breaker's change must not wait on the broker (or fail a delivery).
+      onCircuitChange: (destinationId, state) =>
+        void announce({ kind: 'circuit', destinationId, state }).catch((error: unknown) =>
+          logger.warn({ err: error, destinationId, state }, 'circuit state announcement failed'),
+        ),
+    },
+    retries: { jitter: config.retryJitter },
+    observe: { metrics, logger },
   });
   // Refreshing a Kafka subscription means a rebalance (seconds): it runs behind, one at a time, and
   // never holds up the API answer or the config consumer. Jobs wait in their topic meanwhile.

@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { Broker, BrokerRecord, Consumer } from '../broker/broker.js';
 import { openEmbeddedBroker } from '../broker/embedded/embedded-broker.js';
 import type { CircuitBreakersOptions } from '../delivery/circuit-breakers.js';
-import { createHttpSender, type HttpSender } from '../delivery/send-request.js';
+import { createHttpSender } from '../delivery/send-request.js';
+import { httpTargetSender, type TargetSender } from '../delivery/target-port.js';
 import { newId } from '../ids/ids.js';
 import { createLogger } from '../logging/logger.js';
 import { createRelayMetrics, type RelayMetrics } from '../metrics/relay-metrics.js';
@@ -126,29 +127,23 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
   const gone = createGoneDestinations(store.sql, (change) => broker.producer().send(CONFIG_TOPIC, [encodeConfigChange(change)]));
   const requestsSent = new Map<Deliverer, number>();
   const newDeliverer = () => {
-    const sender = createHttpSender({ blockPrivateDestinations: false });
-    const counted: HttpSender = {
-      send(request, sendOptions) {
+    const sender = httpTargetSender(createHttpSender({ blockPrivateDestinations: false }));
+    const counted: TargetSender = {
+      send(request, target) {
         requestsSent.set(made, requestsSent.get(made)! + 1);
-        return sender.send(request, sendOptions);
+        return sender.send(request, target);
       },
+      forget: (destinationId) => sender.forget(destinationId),
       close: () => sender.close(),
     };
     const made = createDeliverer({
       broker: watchingPauses(broker, pausedKeys),
-      lookup: createStoreDeliveryLookup(store, secrets),
-      secrets,
-      sender: counted,
-      metrics,
-      gone,
-      lines: createSqlSourceLines(store.sql),
-      logger: quietLogger,
-      jitter: 0,
-      maxInFlight: options.maxInFlight,
-      maxInFlightPerSource: options.maxInFlightPerSource,
-      breakerOptions: options.breakerOptions,
-      now: options.now,
-      schedule: options.schedule,
+      destinations: { lookup: createStoreDeliveryLookup(store, secrets), gone, lines: createSqlSourceLines(store.sql), secrets },
+      sending: { sender: counted, maxInFlight: options.maxInFlight, maxInFlightPerSource: options.maxInFlightPerSource },
+      checks: { breakerOptions: options.breakerOptions },
+      retries: { jitter: 0 },
+      observe: { metrics, logger: quietLogger },
+      clock: { now: options.now, schedule: options.schedule },
     });
     requestsSent.set(made, 0);
     return made;
