@@ -1,6 +1,8 @@
 import { pipelineThreadCount } from '../../libs/config/config.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import { httpTargetSender } from '../../libs/delivery/target-port.js';
+import { createTargetCheck } from '../../libs/delivery/allowed-target.js';
+import { createTargetSenders } from '../../libs/delivery/targets/target-senders.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
 import { createRateWindows } from '../../libs/store/rate-windows.js';
@@ -20,7 +22,11 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
       secrets,
     },
     sending: {
-      sender: httpTargetSender(createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations })),
+      sender: createTargetSenders({
+        http: httpTargetSender(createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations })),
+        // Queue targets are judged again before each connection: a name may resolve elsewhere since it was saved.
+        checkTarget: createTargetCheck({ blockPrivateDestinations: config.blockPrivateDestinations }),
+      }),
       maxInFlightPerSource: config.maxInFlightPerSource,
     },
     checks: {

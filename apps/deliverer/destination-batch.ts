@@ -105,9 +105,10 @@ async function stopForGone(deps: DestinationBatchDeps, topic: string, target: De
   deps.holds.hold({ topic }, HOLD.disabled, deps.disabledRecheckMs);
 }
 
-async function send(deps: DestinationBatchDeps, target: DeliveryTarget, request: DeliveryRequest, release: () => void) {
+async function send(deps: DestinationBatchDeps, target: DeliveryTarget, request: DeliveryRequest, job: DeliveryJob, release: () => void) {
+  const context = { deliveryId: job.deliveryId, attemptNumber: job.attemptNumber, eventId: job.eventId, sourceId: job.sourceId };
   const startedAt = deps.now();
-  const guarded = await deps.breakers.run(target.id, () => deps.sender.send(request, target)).finally(release);
+  const guarded = await deps.breakers.run(target.id, () => deps.sender.send(request, target, context)).finally(release);
   return { guarded, startedAt };
 }
 
@@ -142,7 +143,7 @@ function requestFor(deps: DestinationBatchDeps, job: DeliveryJob, body: Buffer, 
 
 /** Sends through the breaker, then reports the outcome (attempt, retry or dead letter) and moves an ordered line on. */
 async function sendAndReport(deps: DestinationBatchDeps, topic: string, { job, body }: { job: DeliveryJob; body: Buffer }, target: DeliveryTarget, request: DeliveryRequest, release: () => void): Promise<TaskResult> {
-  const { guarded, startedAt } = await send(deps, target, request, release);
+  const { guarded, startedAt } = await send(deps, target, request, job, release);
   if (guarded.kind === 'circuit_open') {
     holdForOpenCircuit(deps, topic, target.id);
     return 'circuit_open';

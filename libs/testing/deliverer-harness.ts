@@ -7,6 +7,10 @@ import { openEmbeddedBroker } from '../broker/embedded/embedded-broker.js';
 import type { CircuitBreakersOptions } from '../delivery/circuit-breakers.js';
 import { createHttpSender } from '../delivery/send-request.js';
 import { httpTargetSender, type TargetSender } from '../delivery/target-port.js';
+import { createTargetSenders } from '../delivery/targets/target-senders.js';
+import { createTargetCheck } from '../delivery/allowed-target.js';
+import type { QueueTarget } from '../destinations/queue-target.js';
+import { sealQueueTarget } from '../destinations/queue-target-seal.js';
 import { newId } from '../ids/ids.js';
 import { createLogger } from '../logging/logger.js';
 import { createRelayMetrics, type RelayMetrics } from '../metrics/relay-metrics.js';
@@ -69,8 +73,10 @@ export interface HarnessOptions {
   schedule?: Schedule;
 }
 
-export interface DestinationSettings extends Partial<Omit<DestinationRow, 'authConfigSealed' | 'signingSecretSealed'>> {
+export interface DestinationSettings extends Partial<Omit<DestinationRow, 'authConfigSealed' | 'signingSecretSealed' | 'type' | 'targetSealed'>> {
   authConfig?: Record<string, string>;
+  /** A queue destination's type and target (sealed as the API seals it); HTTP to `url` without. */
+  queue?: QueueTarget;
 }
 
 /**
@@ -127,11 +133,14 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
   const gone = createGoneDestinations(store.sql, (change) => broker.producer().send(CONFIG_TOPIC, [encodeConfigChange(change)]));
   const requestsSent = new Map<Deliverer, number>();
   const newDeliverer = () => {
-    const sender = httpTargetSender(createHttpSender({ blockPrivateDestinations: false }));
+    const sender = createTargetSenders({
+      http: httpTargetSender(createHttpSender({ blockPrivateDestinations: false })),
+      checkTarget: createTargetCheck({ blockPrivateDestinations: false }),
+    });
     const counted: TargetSender = {
-      send(request, target) {
+      send(request, target, context) {
         requestsSent.set(made, requestsSent.get(made)! + 1);
-        return sender.send(request, target);
+        return sender.send(request, target, context);
       },
       forget: (destinationId) => sender.forget(destinationId),
       close: () => sender.close(),
@@ -196,13 +205,14 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
     source,
     attempts,
     dead,
-    async addDestination({ authConfig, ...settings }) {
+    async addDestination({ authConfig, queue, ...settings }) {
       const signingSecret = generateSigningSecret();
       const row = await store.destinations.insert(
         destinationRow(org.id, secrets.seal(signingSecret), {
           name: 'Orders service',
           slug: `orders-${randomBytes(3).toString('hex')}`,
           ...settings,
+          ...(queue ? { type: queue.type, url: '', targetSealed: sealQueueTarget(secrets, queue) } : {}),
           authConfigSealed: authConfig ? secrets.seal(JSON.stringify(authConfig)) : null,
         }),
       );
