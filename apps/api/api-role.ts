@@ -1,4 +1,6 @@
 import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
+import { httpTargetSender } from '../../libs/delivery/target-port.js';
+import { createTargetSenders } from '../../libs/delivery/targets/target-senders.js';
 import { createTargetCheck } from '../../libs/delivery/allowed-target.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
@@ -34,7 +36,11 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
     // The breaker states deliverers announce, this process's own included.
     const circuits = new Map<string, CircuitState>();
     // Destination tests only: their answers show at most the first TEST_ANSWER_BODY_BYTES of a body.
-    const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations, responseBodyLimitBytes: TEST_ANSWER_BODY_BYTES });
+    const checkTarget = createTargetCheck({ blockPrivateDestinations: config.blockPrivateDestinations, ownBrokers: config.kafkaBrokers });
+    const testSender = createTargetSenders({
+      http: httpTargetSender(createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations, responseBodyLimitBytes: TEST_ANSWER_BODY_BYTES })),
+      checkTarget,
+    });
     const transformSandbox = await createTransformSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
     const transformations = transformationRunner({ sandbox: transformSandbox, secrets, limits, metrics });
     const replayDeps = {
@@ -62,8 +68,8 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       trustProxy: config.trustProxy,
       logger,
       announce,
-      httpSender,
-      checkTarget: createTargetCheck({ blockPrivateDestinations: config.blockPrivateDestinations }),
+      testSender,
+      checkTarget,
       circuitState: (destinationId) => circuits.get(destinationId) ?? 'closed',
       wakeReplays: () => replayRunner.wake(),
       keyRateLimits: createKeyRateLimits({ requestsPerSecond: config.apiRequestsPerSecond, now: options.clock }),
@@ -84,7 +90,7 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       async stop() {
         await folding?.stop();
         await replayRunner.stop();
-        await httpSender.close();
+        await testSender.close();
         transformSandbox.dispose();
         await payloadViews.close();
       },

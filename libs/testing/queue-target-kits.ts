@@ -8,7 +8,9 @@ import { createClient } from 'redis';
 import type { DestinationType } from '../destinations/queue-target.js';
 import type { DestinationSettings } from './deliverer-harness.js';
 import { respond, startHttpSink } from './http-sink.js';
-import { kafkaClusterFor } from './kafka-target.js';
+import { kcatAvailable, startKafkaMock } from './kafka-mock.js';
+import { realKafkaBrokers } from './kafka-target.js';
+import { startTcpProxy } from './tcp-proxy.js';
 
 /** A message as the target's own consumer reads it back. */
 export interface ReceivedMessage {
@@ -23,15 +25,29 @@ export interface ReceivedMessage {
  */
 export interface TargetKit {
   type: DestinationType;
-  /** The real server, for a proxy (libs/testing/tcp-proxy.ts) to stand in front of. */
-  server: { host: string; port: number };
   /** Settings of a destination delivering to this place, connecting to `address` (host:port) when given. */
   destination(address?: string): DestinationSettings;
-  /** Settings of a destination whose server takes the connection and refuses the message. */
-  refusing(): DestinationSettings;
+  /** Settings of a destination whose server takes the connection and refuses the message; null where the server cannot refuse (the Kafka mock creates any topic). */
+  refusing(): DestinationSettings | null;
+  /** A way to make the server unreachable for the relay alone, or null (with why) where there is none. */
+  outage(): Promise<Outage | string>;
   /** Everything that arrived so far, in order. */
   received(): Promise<ReceivedMessage[]>;
   cleanup(): Promise<void>;
+}
+
+/** The server made unreachable for a destination (and back), without stopping it for anyone else. */
+export interface Outage {
+  destination: DestinationSettings;
+  goDown(): Promise<void>;
+  comeUp(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A TCP proxy in front of the server: down, it refuses connections and drops the open ones. */
+async function proxiedOutage(kit: Pick<TargetKit, 'destination'>, host: string, port: number): Promise<Outage> {
+  const proxy = await startTcpProxy(host, port);
+  return { destination: kit.destination(proxy.address), goDown: () => proxy.goDown(), comeUp: () => proxy.comeUp(), close: () => proxy.close() };
 }
 
 const lowerCased = (headers: Record<string, unknown>) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), String(value)]));
@@ -41,9 +57,8 @@ async function httpKit(): Promise<TargetKit> {
   const sink = await startHttpSink();
   const failing = await startHttpSink([respond(500, { body: 'no' })]);
   const port = Number(new URL(sink.url).port);
-  return {
-    type: 'http',
-    server: { host: '127.0.0.1', port },
+  const kit = {
+    type: 'http' as const,
     destination: (address = `127.0.0.1:${port}`) => ({ url: `http://${address}/hooks` }),
     refusing: () => ({ url: `${failing.url}/hooks` }),
     received: async () => sink.requests.map((request) => ({ body: request.body.toString('utf8'), headers: lowerCased(request.headers as Record<string, unknown>) })),
@@ -52,6 +67,7 @@ async function httpKit(): Promise<TargetKit> {
       await failing.close();
     },
   };
+  return { ...kit, outage: () => proxiedOutage(kit, '127.0.0.1', port) };
 }
 
 /** A vhost for a suite of RabbitMQ tests, made with rabbitmqctl and deleted by the returned function. */
@@ -72,9 +88,9 @@ async function rabbitmqKit(vhost: string): Promise<TargetKit> {
   await channel.assertQueue(queue, { durable: false });
   await channel.bindQueue(queue, exchange, 'orders');
   const received: ReceivedMessage[] = [];
-  return {
+  const kit: TargetKit = {
     type: 'rabbitmq',
-    server: { host: '127.0.0.1', port: 5672 },
+    outage: () => proxiedOutage(kit, '127.0.0.1', 5672),
     destination: (address = '127.0.0.1:5672') => ({ queue: { type: 'rabbitmq', target: { url: url(address), exchange, routingKey: 'orders' } } }),
     refusing: () => ({ queue: { type: 'rabbitmq', target: { url: url('127.0.0.1:5672'), exchange: `${exchange}-missing`, routingKey: 'orders' } } }),
     async received() {
@@ -89,6 +105,7 @@ async function rabbitmqKit(vhost: string): Promise<TargetKit> {
       await connection.close();
     },
   };
+  return kit;
 }
 
 async function natsKit(): Promise<TargetKit> {
@@ -97,9 +114,9 @@ async function natsKit(): Promise<TargetKit> {
   const name = `RELAY_TEST_${unique()}`;
   const subject = `relay-test.${name}`;
   await manager.streams.add({ name, subjects: [subject] });
-  return {
+  const kit: TargetKit = {
     type: 'nats',
-    server: { host: '127.0.0.1', port: 4222 },
+    outage: () => proxiedOutage(kit, '127.0.0.1', 4222),
     destination: (address = '127.0.0.1:4222') => ({ queue: { type: 'nats', target: { url: `nats://${address}`, subject, jetstream: true } } }),
     refusing: () => ({ queue: { type: 'nats', target: { url: 'nats://127.0.0.1:4222', subject: `relay-test-nostream.${name}`, jetstream: true } } }),
     async received() {
@@ -118,6 +135,7 @@ async function natsKit(): Promise<TargetKit> {
       await connection.close();
     },
   };
+  return kit;
 }
 
 async function redisKit(): Promise<TargetKit> {
@@ -126,9 +144,9 @@ async function redisKit(): Promise<TargetKit> {
   const stream = `relay-test:${unique()}`;
   const notAStream = `${stream}:string`;
   await client.set(notAStream, 'not a stream');
-  return {
+  const kit: TargetKit = {
     type: 'redis',
-    server: { host: '127.0.0.1', port: 6379 },
+    outage: () => proxiedOutage(kit, '127.0.0.1', 6379),
     destination: (address = '127.0.0.1:6379') => ({ queue: { type: 'redis', target: { url: `redis://${address}`, stream } } }),
     refusing: () => ({ queue: { type: 'redis', target: { url: 'redis://127.0.0.1:6379', stream: notAStream } } }),
     async received() {
@@ -140,37 +158,62 @@ async function redisKit(): Promise<TargetKit> {
       await client.quit();
     },
   };
+  return kit;
 }
 
+/**
+ * A topic on the real cluster when there is one (KAFKA_BROKERS, or `npm run kafka:up`), else on a mock
+ * cluster of the test's own, whose outage is a pause (SIGSTOP): its brokers' addresses come from its
+ * metadata, which a proxy in front of the bootstrap address would not cover.
+ */
 async function kafkaKit(mocha: Context): Promise<TargetKit> {
-  const cluster = await kafkaClusterFor(mocha, { brokerCount: 1 });
-  const kafka = new Kafka({ clientId: 'relay-test-kit', brokers: cluster.brokers, logLevel: logLevel.NOTHING });
+  const real = realKafkaBrokers();
+  if (!real && !kcatAvailable()) {
+    console.log('      skipped: no Kafka cluster (npm run kafka:up) and no kcat for the librdkafka mock');
+    mocha.skip();
+  }
+  const mock = real ? undefined : await startKafkaMock({ brokerCount: 1 });
+  const brokers = real ?? mock!.brokers;
+  const kafka = new Kafka({ clientId: 'relay-test-kit', brokers, logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
-  const topic = `${cluster.prefix}relay-test-${unique()}`;
-  await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
-  const consumer = kafka.consumer({ groupId: `${topic}-reader`, ...cluster.consumer });
+  const topic = `relay-test-${unique()}`;
+  // The mock creates a topic on its first use, and cannot create one on request.
+  if (real) await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+  const consumer = kafka.consumer({ groupId: `${topic}-reader`, ...(mock ? { maxWaitTimeInMs: 100, heartbeatInterval: 300, sessionTimeout: 4_500, rebalanceTimeout: 4_500 } : {}) });
   const received: ReceivedMessage[] = [];
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  await consumer.run({
-    eachMessage: async ({ message }) => {
-      const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
-      received.push({ body: message.value?.toString('utf8') ?? '', headers });
-    },
-  });
-  const [host, port] = cluster.brokers[0]!.split(':');
+  const target = (over: string[] = brokers, name = topic) => ({ queue: { type: 'kafka' as const, target: { brokers: over, topic: name, key: 'sourceId' as const, ssl: false } } });
+  let reading = false;
+  /** Subscribed on the first read: on the mock the topic exists only once something was published to it. */
+  async function startReading(): Promise<void> {
+    if (reading) return;
+    reading = true;
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
+        received.push({ body: message.value?.toString('utf8') ?? '', headers });
+      },
+    });
+  }
   return {
     type: 'kafka',
-    server: { host: host!, port: Number(port) },
-    destination: (address = cluster.brokers[0]!) => ({ queue: { type: 'kafka', target: { brokers: [address], topic, key: 'sourceId', ssl: false } } }),
-    refusing: () => ({ queue: { type: 'kafka', target: { brokers: cluster.brokers, topic: `${topic}-missing`, key: 'sourceId', ssl: false } } }),
-    received: async () => received,
+    destination: (address) => target(address ? [address] : brokers),
+    refusing: () => (real ? target(brokers, `${topic}-missing`) : null),
+    async outage() {
+      if (!mock) return 'the real cluster is shared: an outage is the broker fault suites\' to make';
+      return { destination: target(), goDown: () => mock.pause(), comeUp: async () => mock.resume(), close: async () => mock.resume() };
+    },
+    async received() {
+      await startReading();
+      return received;
+    },
     async cleanup() {
-      await consumer.disconnect();
-      await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      if (reading) await consumer.disconnect();
+      if (real) await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
       await admin.disconnect();
-      await cluster.cleanup();
+      await mock?.stop();
     },
   };
 }

@@ -23,6 +23,9 @@ const CONNECTORS: { [T in QueueType]: QueueConnector<Extract<QueueTarget, { type
 /** A connection kept for an idle minute by default, then closed (a busy destination keeps its own). */
 export const QUEUE_IDLE_CLOSE_MS = 60_000;
 
+/** How long closing a connection may take before it is left to the server's own time-out. */
+const CLOSE_WAIT_MS = 5_000;
+
 export interface TargetSendersOptions {
   /** HTTP destinations' sender (`httpTargetSender`). */
   http: TargetSender;
@@ -50,7 +53,8 @@ export function createTargetSenders(options: TargetSendersOptions): TargetSender
     const current = pool.get(destinationId);
     if (!current || (pooled && current !== pooled)) return;
     pool.delete(destinationId);
-    await current.connection.then((connection) => connection.close()).catch(() => undefined);
+    // Bounded: a server that stopped answering must not hold up a stop or a config change.
+    await within(CLOSE_WAIT_MS, current.connection.then((connection) => connection.close()), 'Closing a queue connection').catch(() => undefined);
   };
   const sweep = setInterval(() => {
     const idleSince = performance.now() - idleCloseMs;
@@ -87,7 +91,8 @@ export function createTargetSenders(options: TargetSendersOptions): TargetSender
       return { ok: true, statusCode: null, latencyMs: Math.round(performance.now() - startedAt), responseBody: answer, responseHeaders: {} };
     } catch (error) {
       const errorKind = kindOf(error, phase);
-      if (errorKind !== 'rejected' && pooled) await drop(target.id, pooled);
+      // Not awaited: the attempt's outcome does not wait for a lost connection to close.
+      if (errorKind !== 'rejected' && pooled) void drop(target.id, pooled);
       return { ok: false, statusCode: null, latencyMs: Math.round(performance.now() - startedAt), responseBody: '', responseHeaders: {}, errorKind, error: messageOf(error, errorKind, queue.type, target.timeoutMs) };
     }
   }
