@@ -5,6 +5,8 @@ export interface TcpProxy {
   /** `127.0.0.1:<port>`. */
   readonly address: string;
   readonly port: number;
+  /** Client connections open through the proxy now. */
+  openConnections(): number;
   /** Stops listening and drops every open connection: the server looks gone. */
   goDown(): Promise<void>;
   /** Listens again on the same port. */
@@ -18,6 +20,7 @@ export interface TcpProxy {
  */
 export async function startTcpProxy(host: string, port: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  const clients = new Set<Socket>();
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -25,6 +28,8 @@ export async function startTcpProxy(host: string, port: number): Promise<TcpProx
   };
   const server: Server = createServer((incoming) => {
     track(incoming);
+    clients.add(incoming);
+    incoming.on('close', () => clients.delete(incoming));
     const outgoing = connect({ host, port });
     track(outgoing);
     incoming.pipe(outgoing).pipe(incoming);
@@ -42,6 +47,7 @@ export async function startTcpProxy(host: string, port: number): Promise<TcpProx
   return {
     address: `127.0.0.1:${listenPort}`,
     port: listenPort,
+    openConnections: () => clients.size,
     goDown,
     comeUp: () => listen(listenPort),
     close: () => (server.listening ? goDown() : Promise.resolve()),

@@ -84,4 +84,16 @@ describeEachStore('queue destinations through the API', (storeTarget) => {
     expect(refused.body).to.include({ success: false, statusCode: null });
     expect(refused.body.error).to.include('No queue is bound');
   });
+
+  it('round-trips through an includeSensitive export and an import, credentials included', async () => {
+    const { body } = await create({ ...rabbitmq, slug: `round-${randomBytes(3).toString('hex')}` });
+    const exported = await h.api('GET', `/api/destinations/export?includeSensitive=true&ids=${body.id}`);
+    const imported = await h.api('POST', '/api/destinations/import', { body: { destinations: exported.body.destinations, conflictStrategy: 'rename' } });
+    expect(imported.status, imported.text).to.equal(200);
+    expect(imported.body.summary).to.include({ imported: 1, failed: 0 });
+    const listed = await h.api('GET', `/api/destinations?search=${encodeURIComponent(body.name)}`);
+    const copy = listed.body.data.find((row: { id: string }) => row.id !== body.id);
+    const sensitive = await h.api('GET', `/api/destinations/export?includeSensitive=true&ids=${copy.id}`);
+    expect(sensitive.body.destinations[0]).to.deep.include({ type: 'rabbitmq', target: rabbitmq.target });
+  });
 });
