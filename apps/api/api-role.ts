@@ -1,7 +1,7 @@
 import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
-import { httpTargetSender } from '../../libs/delivery/target-port.js';
+import { httpTargetSender, type TargetSender } from '../../libs/delivery/target-port.js';
 import { createTargetSenders } from '../../libs/delivery/targets/target-senders.js';
-import { createTargetCheck } from '../../libs/delivery/allowed-target.js';
+import { createTargetCheck, type CheckTarget } from '../../libs/delivery/allowed-target.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
 import { createRouteTargets } from '../../libs/routing/route-targets.js';
@@ -35,12 +35,8 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
     const routeTargets = createRouteTargets(store.sql);
     // The breaker states deliverers announce, this process's own included.
     const circuits = new Map<string, CircuitState>();
-    // Destination tests only: their answers show at most the first TEST_ANSWER_BODY_BYTES of a body.
     const checkTarget = createTargetCheck({ blockPrivateDestinations: config.blockPrivateDestinations, ownBrokers: config.kafkaBrokers });
-    const testSender = createTargetSenders({
-      http: httpTargetSender(createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations, responseBodyLimitBytes: TEST_ANSWER_BODY_BYTES })),
-      checkTarget,
-    });
+    const testSender = destinationTestSender(config.blockPrivateDestinations, checkTarget);
     const transformSandbox = await createTransformSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
     const transformations = transformationRunner({ sandbox: transformSandbox, secrets, limits, metrics });
     const replayDeps = {
@@ -106,4 +102,12 @@ export function apiRole(options: ApiRoleOptions = {}): RoleBuilder {
       },
     };
   };
+}
+
+/** The sender of destination tests, every type: an HTTP answer shows at most the first TEST_ANSWER_BODY_BYTES of its body. */
+function destinationTestSender(blockPrivateDestinations: boolean, checkTarget: CheckTarget): TargetSender {
+  return createTargetSenders({
+    http: httpTargetSender(createHttpSender({ blockPrivateDestinations, responseBodyLimitBytes: TEST_ANSWER_BODY_BYTES })),
+    checkTarget,
+  });
 }
