@@ -5,7 +5,12 @@ import path from 'node:path';
 import type { Broker, BrokerRecord, Consumer } from '../libs/broker/broker.js';
 import { openEmbeddedBroker } from '../libs/broker/embedded/embedded-broker.js';
 import type { CircuitBreakersOptions } from '../libs/delivery/circuit-breakers.js';
-import { createHttpSender, type HttpSender } from '../libs/delivery/send-request.js';
+import { createHttpSender } from '../libs/delivery/send-request.js';
+import { httpTargetSender, type TargetSender } from '../libs/delivery/target-port.js';
+import { createTargetSenders } from '../libs/delivery/targets/target-senders.js';
+import { createTargetCheck } from '../libs/delivery/allowed-target.js';
+import type { QueueTarget } from '../libs/destinations/queue-target.js';
+import { sealQueueTarget } from '../libs/destinations/queue-target-seal.js';
 import { newId } from '../libs/ids/ids.js';
 import { createLogger } from '../libs/logging/logger.js';
 import { createRelayMetrics, type RelayMetrics } from '../libs/metrics/relay-metrics.js';
@@ -69,8 +74,10 @@ export interface HarnessOptions {
   schedule?: Schedule;
 }
 
-export interface DestinationSettings extends Partial<Omit<DestinationRow, 'authConfigSealed' | 'signingSecretSealed'>> {
+export interface DestinationSettings extends Partial<Omit<DestinationRow, 'authConfigSealed' | 'signingSecretSealed' | 'type' | 'targetSealed'>> {
   authConfig?: Record<string, string>;
+  /** A queue destination's type and target (sealed as the API seals it); HTTP to `url` without. */
+  queue?: QueueTarget;
 }
 
 /**
@@ -130,29 +137,26 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
   const gone = createGoneDestinations(store.sql, (change) => broker.producer().send(CONFIG_TOPIC, [encodeConfigChange(change)]));
   const requestsSent = new Map<Deliverer, number>();
   const newDeliverer = () => {
-    const sender = createHttpSender({ blockPrivateDestinations: false });
-    const counted: HttpSender = {
-      send(request, sendOptions) {
+    const sender = createTargetSenders({
+      http: httpTargetSender(createHttpSender({ blockPrivateDestinations: false })),
+      checkTarget: createTargetCheck({ blockPrivateDestinations: false }),
+    });
+    const counted: TargetSender = {
+      send(request, target, context) {
         requestsSent.set(made, requestsSent.get(made)! + 1);
-        return sender.send(request, sendOptions);
+        return sender.send(request, target, context);
       },
+      forget: (destinationId) => sender.forget(destinationId),
       close: () => sender.close(),
     };
     const made = createDeliverer({
       broker: watchingPauses(broker, pausedKeys),
-      lookup: createStoreDeliveryLookup(store, secrets),
-      secrets,
-      sender: counted,
-      metrics,
-      gone,
-      lines: createSqlSourceLines(store.sql, deadLetters),
-      logger: quietLogger,
-      jitter: 0,
-      maxInFlight: options.maxInFlight,
-      maxInFlightPerSource: options.maxInFlightPerSource,
-      breakerOptions: options.breakerOptions,
-      now: options.now,
-      schedule: options.schedule,
+      destinations: { lookup: createStoreDeliveryLookup(store, secrets), gone, lines: createSqlSourceLines(store.sql, deadLetters), secrets },
+      sending: { sender: counted, maxInFlight: options.maxInFlight, maxInFlightPerSource: options.maxInFlightPerSource },
+      checks: { breakerOptions: options.breakerOptions },
+      retries: { jitter: 0 },
+      observe: { metrics, logger: quietLogger },
+      clock: { now: options.now, schedule: options.schedule },
     });
     requestsSent.set(made, 0);
     return made;
@@ -206,13 +210,14 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
     source,
     attempts,
     dead,
-    async addDestination({ authConfig, ...settings }) {
+    async addDestination({ authConfig, queue, ...settings }) {
       const signingSecret = generateSigningSecret();
       const row = await store.destinations.insert(
         destinationRow(org.id, secrets.seal(signingSecret), {
           name: 'Orders service',
           slug: `orders-${randomBytes(3).toString('hex')}`,
           ...settings,
+          ...(queue ? { type: queue.type, url: '', targetSealed: sealQueueTarget(secrets, queue) } : {}),
           authConfigSealed: authConfig ? secrets.seal(JSON.stringify(authConfig)) : null,
         }),
       );

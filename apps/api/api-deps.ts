@@ -1,5 +1,6 @@
 import type { OutgoingMessage } from '../../libs/broker/broker.js';
 import type { CheckTarget } from '../../libs/delivery/allowed-target.js';
+import type { TargetSender } from '../../libs/delivery/target-port.js';
 import type { HttpSender } from '../../libs/delivery/send-request.js';
 import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import type { Logger } from '../../libs/logging/logger.js';
@@ -35,7 +36,9 @@ export interface ApiDeps {
   lanes: boolean;
   /** The destinations a source's events go to now (enabled routes), as the router resolves them. */
   routesFor(sourceId: string): Promise<RoutedTarget[]>;
-  /** Sends destination tests, with the deliverer's connection rules. */
+  /** Sends destination tests of every type, with the deliverer's connection rules. */
+  testSender: TargetSender;
+  /** Sends notification channel tests: the HTTP sender under `testSender`, with the same address rules. */
   httpSender: HttpSender;
   /** Runs transformations: validates saved code, `POST /api/transformations/test`, and replays. */
   transformations: TransformationRunner;

@@ -1,6 +1,8 @@
 import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
-import { createTargetCheck } from '../../libs/delivery/allowed-target.js';
-import { createHttpSender } from '../../libs/delivery/send-request.js';
+import { httpTargetSender, type TargetSender } from '../../libs/delivery/target-port.js';
+import { createTargetSenders } from '../../libs/delivery/targets/target-senders.js';
+import { createTargetCheck, type CheckTarget } from '../../libs/delivery/allowed-target.js';
+import { createHttpSender, type HttpSender } from '../../libs/delivery/send-request.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
 import { createRouteTargets } from '../../libs/routing/route-targets.js';
 import { sealPlainHeaders } from '../../libs/destinations/destination-headers.js';
@@ -26,8 +28,10 @@ export const buildApiRole: RoleBuilder = async ({ config, store, secrets, logger
   const routeTargets = createRouteTargets(store.sql);
   // The breaker states deliverers announce, this process's own included.
   const circuits = new Map<string, CircuitState>();
-  // Destination tests only: their answers show at most the first TEST_ANSWER_BODY_BYTES of a body.
+  // Destination tests and notifications: an answer shows at most the first TEST_ANSWER_BODY_BYTES of a body.
   const httpSender = createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations, responseBodyLimitBytes: TEST_ANSWER_BODY_BYTES });
+  const checkTarget = createTargetCheck({ blockPrivateDestinations: config.blockPrivateDestinations, ownBrokers: config.kafkaBrokers });
+  const testSender = destinationTestSender(httpSender, checkTarget);
   const transformSandbox = await createThreadedSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
   const transformations = transformationRunner({ sandbox: transformSandbox, secrets, limits, metrics });
   const replayDeps = {
@@ -57,8 +61,9 @@ export const buildApiRole: RoleBuilder = async ({ config, store, secrets, logger
     trustProxy: config.trustProxy,
     logger,
     announce,
+    testSender,
     httpSender,
-    checkTarget: createTargetCheck({ blockPrivateDestinations: config.blockPrivateDestinations }),
+    checkTarget,
     circuitState: (destinationId) => circuits.get(destinationId) ?? 'closed',
     wakeReplays: () => replayRunner.wake(),
     keyRateLimits: createKeyRateLimits({ requestsPerSecond: config.apiRequestsPerSecond, now: tuning.apiClock }),
@@ -81,7 +86,7 @@ export const buildApiRole: RoleBuilder = async ({ config, store, secrets, logger
       await notifier.stop();
       await folding?.stop();
       await replayRunner.stop();
-      await httpSender.close();
+      await testSender.close();
       transformSandbox.dispose();
       await payloadViews.close();
     },
@@ -97,3 +102,8 @@ export const buildApiRole: RoleBuilder = async ({ config, store, secrets, logger
     },
   };
 };
+
+/** The sender of destination tests, every type, over the API's HTTP sender. */
+function destinationTestSender(httpSender: HttpSender, checkTarget: CheckTarget): TargetSender {
+  return createTargetSenders({ http: httpTargetSender(httpSender), checkTarget });
+}

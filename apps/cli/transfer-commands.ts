@@ -41,7 +41,7 @@ async function transferDeps(store: Store, config: Config): Promise<TransferDeps>
     store,
     secrets: createSecretBox(config.encryptionKey ?? (await loadOrCreateKeyFile(config.dataDir))),
     now: Date.now,
-    checkTarget: createTargetCheck({ blockPrivateDestinations: config.blockPrivateDestinations }),
+    checkTarget: createTargetCheck({ blockPrivateDestinations: config.blockPrivateDestinations, ownBrokers: config.kafkaBrokers }),
   };
 }
 

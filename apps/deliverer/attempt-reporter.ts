@@ -30,9 +30,34 @@ export const DESTINATION_DELETED = 'destination_deleted';
 /** `errorKind` of the attempt recorded for a job that cannot be delivered for a reason of its own. */
 export const POISON_RECORD = 'poison_record';
 
+function recordOf(job: DeliveryJob, fields: Omit<AttemptRecord, 'attemptId' | 'deliveryId' | 'eventId' | 'orgId' | 'destinationId' | 'attemptNumber'>): AttemptRecord {
+  const { deliveryId, eventId, orgId, destinationId, attemptNumber } = job;
+  return { attemptId: newId('att'), deliveryId, eventId, orgId, destinationId, attemptNumber, ...fields };
+}
+
+/** A failed attempt that sent nothing and ends its delivery (the recorder, sole writer of delivery state, learns it from this). */
+async function publishFinalFailure({ producer, metrics, now }: AttemptReporterOptions, job: DeliveryJob, error: string, errorKind: string): Promise<void> {
+  const at = now();
+  const attempt = recordOf(job, {
+    startedAt: at,
+    completedAt: at,
+    ok: false,
+    statusCode: null,
+    latencyMs: 0,
+    error,
+    errorKind,
+    responseBody: '',
+    deliveryStatus: 'failed',
+    nextAttemptAt: null,
+  });
+  metrics.deliveryAttempts.inc({ destination: job.destinationId, outcome: 'failed' });
+  await producer.send(ATTEMPTS_TOPIC, [encodeAttemptRecord(attempt)]);
+}
+
 /**
- * Publishes what became of an attempt. The AttemptRecord goes first and the retry job or dead letter
- * only after it is durable, so the recorder never sees attempt n+1 before attempt n.
+ * The fourth part of the deliverer, reporting the outcome: publishes what became of an attempt. The
+ * AttemptRecord goes first and the retry job or dead letter only after it is durable, so the recorder
+ * never sees attempt n+1 before attempt n.
  */
 export function createAttemptReporter(options: AttemptReporterOptions) {
   const { producer, metrics, now } = options;
@@ -40,30 +65,6 @@ export function createAttemptReporter(options: AttemptReporterOptions) {
   const publish = (topic: string, messages: OutgoingMessage[]) => producer.send(topic, messages);
 
   const deadLetter = createDeadLetters(publish, metrics.deadLetters);
-
-  function recordOf(job: DeliveryJob, fields: Omit<AttemptRecord, 'attemptId' | 'deliveryId' | 'eventId' | 'orgId' | 'destinationId' | 'attemptNumber'>): AttemptRecord {
-    const { deliveryId, eventId, orgId, destinationId, attemptNumber } = job;
-    return { attemptId: newId('att'), deliveryId, eventId, orgId, destinationId, attemptNumber, ...fields };
-  }
-
-  /** A failed attempt that sent nothing and ends its delivery (the recorder, sole writer of delivery state, learns it from this). */
-  async function publishFinalFailure(job: DeliveryJob, error: string, errorKind: string): Promise<void> {
-    const at = now();
-    const attempt = recordOf(job, {
-      startedAt: at,
-      completedAt: at,
-      ok: false,
-      statusCode: null,
-      latencyMs: 0,
-      error,
-      errorKind,
-      responseBody: '',
-      deliveryStatus: 'failed',
-      nextAttemptAt: null,
-    });
-    metrics.deliveryAttempts.inc({ destination: job.destinationId, outcome: 'failed' });
-    await publish(ATTEMPTS_TOPIC, [encodeAttemptRecord(attempt)]);
-  }
 
   return {
     /**
@@ -110,7 +111,7 @@ export function createAttemptReporter(options: AttemptReporterOptions) {
      * recorder, sole writer of delivery state, learns it from this record) so its event can settle.
      */
     async destinationDeleted(job: DeliveryJob, body: Buffer): Promise<void> {
-      await publishFinalFailure(job, 'The destination was deleted; nothing was sent', DESTINATION_DELETED);
+      await publishFinalFailure(options, job, 'The destination was deleted; nothing was sent', DESTINATION_DELETED);
       await deadLetter('destination_deleted', deadLetterOfJob(job, body, 'destination_deleted'));
     },
 
@@ -120,7 +121,7 @@ export function createAttemptReporter(options: AttemptReporterOptions) {
      * the reason (errorKind `poison_record`) so its event settles.
      */
     async poisoned(record: BrokerRecord, error: unknown, job?: DeliveryJob): Promise<void> {
-      if (job) await publishFinalFailure(job, `The job could not be delivered: ${poisonReason(error).detail}`, POISON_RECORD);
+      if (job) await publishFinalFailure(options, job, `The job could not be delivered: ${poisonReason(error).detail}`, POISON_RECORD);
       await deadLetterPoison(deadLetter, record, error);
     },
   };

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { newId } from '../../libs/ids/ids.js';
 import { encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
+import { httpTargetSender } from '../../libs/delivery/target-port.js';
 import { createLogger } from '../../libs/logging/logger.js';
 import { startHttpSink, type HttpSink, type RecordedRequest } from '../../libs/testing/http-sink.js';
 import { HeldAnswers } from '../../libs/testing/held-answers.js';
@@ -80,21 +81,16 @@ describe('deliverer: concurrency', function () {
   it('refuses a window per source larger than the places per destination', async function () {
     h = await startDelivererHarness();
     sinks = [];
-    const sender = createHttpSender({ blockPrivateDestinations: false });
+    const sender = httpTargetSender(createHttpSender({ blockPrivateDestinations: false }));
     try {
       const options = {
         broker: h.broker,
-        lookup: createStoreDeliveryLookup(h.store, h.secrets),
-        secrets: h.secrets,
-        sender,
-        metrics: h.metrics,
-        gone: h.gone,
-        lines: createSqlSourceLines(h.store.sql, h.deadLetters),
-        logger: createLogger({ level: 'silent' }),
-        jitter: 0,
+        destinations: { lookup: createStoreDeliveryLookup(h.store, h.secrets), secrets: h.secrets, gone: h.gone, lines: createSqlSourceLines(h.store.sql, h.deadLetters) },
+        retries: { jitter: 0 },
+        observe: { metrics: h.metrics, logger: createLogger({ level: 'silent' }) },
       };
-      expect(() => createDeliverer({ ...options, maxInFlightPerDestination: 4, maxInFlightPerSource: 5 })).to.throw(RangeError, /maxInFlightPerSource/);
-      expect(() => createDeliverer({ ...options, maxInFlightPerSource: 0 })).to.throw(RangeError, /maxInFlightPerSource/);
+      expect(() => createDeliverer({ ...options, sending: { sender, maxInFlightPerDestination: 4, maxInFlightPerSource: 5 } })).to.throw(RangeError, /maxInFlightPerSource/);
+      expect(() => createDeliverer({ ...options, sending: { sender, maxInFlightPerSource: 0 } })).to.throw(RangeError, /maxInFlightPerSource/);
     } finally {
       await sender.close();
     }

@@ -1,5 +1,8 @@
 import { pipelineThreadCount } from '../../libs/config/config.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
+import { httpTargetSender } from '../../libs/delivery/target-port.js';
+import { createTargetCheck } from '../../libs/delivery/allowed-target.js';
+import { createTargetSenders } from '../../libs/delivery/targets/target-senders.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
 import type { Role, RoleBuilder } from '../../libs/roles/role.js';
 import { orderedDestinationIds } from '../../libs/destinations/destination-queries.js';
@@ -13,22 +16,31 @@ import { createSqlSourceLines } from '../../libs/ordering/source-lines.js';
 export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce, deadLetters }): Role => {
   const deliverer = createDeliverer({
     broker,
-    lookup: createStoreDeliveryLookup(store, secrets),
-    secrets,
-    sender: createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations }),
-    metrics,
-    gone: createGoneDestinations(store.sql, announce),
-    lines: createSqlSourceLines(store.sql, deadLetters),
-    logger,
-    jitter: config.retryJitter,
-    maxInFlightPerSource: config.maxInFlightPerSource,
-    // Several deliverers share a destination's partitions on Kafka or on pipeline threads: its rate is counted in the store.
-    ...(config.kafkaBrokers || pipelineThreadCount(config) > 1 ? { sharedRateWindows: createRateWindows(store.sql) } : {}),
-    // Not awaited: a breaker's change must not wait on the broker (or fail a delivery).
-    onCircuitChange: (destinationId, state) =>
-      void announce({ kind: 'circuit', destinationId, state }).catch((error: unknown) =>
-        logger.warn({ err: error, destinationId, state }, 'circuit state announcement failed'),
-      ),
+    destinations: {
+      lookup: createStoreDeliveryLookup(store, secrets),
+      gone: createGoneDestinations(store.sql, announce),
+      lines: createSqlSourceLines(store.sql, deadLetters),
+      secrets,
+    },
+    sending: {
+      sender: createTargetSenders({
+        http: httpTargetSender(createHttpSender({ blockPrivateDestinations: config.blockPrivateDestinations })),
+        // Queue targets are judged again before each connection: a name may resolve elsewhere since it was saved.
+        checkTarget: createTargetCheck({ blockPrivateDestinations: config.blockPrivateDestinations }),
+      }),
+      maxInFlightPerSource: config.maxInFlightPerSource,
+    },
+    checks: {
+      // Several deliverers share a destination's partitions on Kafka or on pipeline threads: its rate is counted in the store.
+      ...(config.kafkaBrokers || pipelineThreadCount(config) > 1 ? { sharedRateWindows: createRateWindows(store.sql) } : {}),
+      // Not awaited: a breaker's change must not wait on the broker (or fail a delivery).
+      onCircuitChange: (destinationId, state) =>
+        void announce({ kind: 'circuit', destinationId, state }).catch((error: unknown) =>
+          logger.warn({ err: error, destinationId, state }, 'circuit state announcement failed'),
+        ),
+    },
+    retries: { jitter: config.retryJitter },
+    observe: { metrics, logger },
   });
   // Refreshing a Kafka subscription means a rebalance (seconds): it runs behind, one at a time, and
   // never holds up the API answer or the config consumer. Jobs wait in their topic meanwhile.

@@ -2,7 +2,7 @@ import type { BatchOutcome, BrokerRecord, RecordBatch } from '../../libs/broker/
 import { isGone } from '../../libs/delivery/attempt-outcome.js';
 import { buildDeliveryRequest, type DeliveryRequest } from '../../libs/delivery/build-request.js';
 import type { CircuitBreakers } from '../../libs/delivery/circuit-breakers.js';
-import type { HttpSender } from '../../libs/delivery/send-request.js';
+import type { TargetSender } from '../../libs/delivery/target-port.js';
 import type { DestinationRateLimiters } from '../../libs/delivery/token-bucket.js';
 import type { Logger } from '../../libs/logging/logger.js';
 import { decodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/delivery-job.js';
@@ -32,7 +32,8 @@ export interface DestinationBatchDeps {
   rateLimiters: DestinationRateLimiters;
   inFlight: Pick<InFlightLimits, 'acquire'>;
   holds: PauseHolds;
-  sender: Pick<HttpSender, 'send'>;
+  /** The sending port: one implementation per destination type. */
+  sender: Pick<TargetSender, 'send'>;
   reporter: AttemptReporter;
   /** Each source's line to an ordered destination. */
   lines: SourceLines;
@@ -83,6 +84,155 @@ function providerHeadersOf(job: DeliveryJob): Record<string, string> {
  */
 type SourceWindows = KeyedConcurrencyLimits<string | null>;
 
+function holdForOpenCircuit(deps: DestinationBatchDeps, topic: string, destinationId: string): void {
+  deps.holds.hold({ topic }, HOLD.circuitOpen);
+  // Breaker events release this hold; one that closed the circuit before the hold was taken cannot.
+  if (deps.breakers.circuitState(destinationId) === 'closed') deps.holds.release({ topic }, HOLD.circuitOpen);
+}
+
+/** The head of an ordered line is done: the job behind it goes back to the topic, and is sent next. */
+async function nextInLine(deps: DestinationBatchDeps, job: DeliveryJob): Promise<void> {
+  const next = await deps.lines.advance(job);
+  if (!next) return;
+  await deps.reporter.requeue(next.job, next.body);
+  await deps.lines.published(next.job.deliveryId);
+}
+
+/** Held like any disabled destination; the lookup forgets it, so the records after this one see it disabled. */
+async function stopForGone(deps: DestinationBatchDeps, topic: string, target: DeliveryTarget): Promise<void> {
+  await deps.destinationGone(target);
+  deps.lookup.invalidate(target.id);
+  deps.holds.hold({ topic }, HOLD.disabled, deps.disabledRecheckMs);
+}
+
+async function send(deps: DestinationBatchDeps, target: DeliveryTarget, request: DeliveryRequest, job: DeliveryJob, release: () => void) {
+  const context = { deliveryId: job.deliveryId, attemptNumber: job.attemptNumber, eventId: job.eventId, sourceId: job.sourceId };
+  const startedAt = deps.now();
+  const guarded = await deps.breakers.run(target.id, () => deps.sender.send(request, target, context)).finally(release);
+  return { guarded, startedAt };
+}
+
+/** Waits for a place in the record's source window, then in the destination's and the process's limits. */
+async function placesFor(deps: DestinationBatchDeps, record: BrokerRecord, destinationId: string, windows: SourceWindows): Promise<() => void> {
+  const releaseSourcePlace = await windows.acquire(record.key);
+  const releaseInFlight = await deps.inFlight.acquire(destinationId);
+  return () => {
+    releaseInFlight();
+    releaseSourcePlace();
+  };
+}
+
+/** This attempt's message: signed afresh, with a sealed body opened. Throws for a job no request can be built from. */
+function requestFor(deps: DestinationBatchDeps, job: DeliveryJob, body: Buffer, target: DeliveryTarget, sourceSlug: string | undefined): DeliveryRequest {
+  return buildDeliveryRequest({
+    destination: target.destination,
+    event: {
+      eventId: job.eventId,
+      sourceId: job.sourceId,
+      sourceSlug,
+      rawBody: job.sealed ? openStoredPayload(body, true, deps.secrets) : body,
+      contentType: job.contentType,
+      providerHeaders: providerHeadersOf(job),
+      signatureValid: job.signatureValid,
+    },
+    deliveryId: job.deliveryId,
+    attemptNumber: job.attemptNumber,
+    nowMs: deps.now(),
+  });
+}
+
+/** Sends through the breaker, then reports the outcome (attempt, retry or dead letter) and moves an ordered line on. */
+async function sendAndReport(deps: DestinationBatchDeps, topic: string, { job, body }: { job: DeliveryJob; body: Buffer }, target: DeliveryTarget, request: DeliveryRequest, release: () => void): Promise<TaskResult> {
+  const { guarded, startedAt } = await send(deps, target, request, job, release);
+  if (guarded.kind === 'circuit_open') {
+    holdForOpenCircuit(deps, topic, target.id);
+    return 'circuit_open';
+  }
+  const status = await deps.reporter.sent({ job, body, target, outcome: guarded.outcome, startedAt });
+  if (isGone(guarded.outcome)) await stopForGone(deps, topic, target);
+  if (target.ordering === 'source' && status !== 'retrying') await nextInLine(deps, job);
+  return 'done';
+}
+
+async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, decoded, error: unreadable }: ReadRecord, windows: SourceWindows): Promise<Launch> {
+  if (deps.stopping()) return STOP;
+  const topic = batch.topic;
+  /** A record that cannot be delivered for a reason of its own goes to relay.dead; the batch goes on. */
+  const poisoned = (error: unknown, job?: DeliveryJob): Launch => {
+    if (isDependencyFailure(error)) throw error;
+    deps.logger.error({ topic, partition: batch.partition, offset: record.offset, err: error }, 'Undeliverable delivery job sent to relay.dead');
+    return { task: deps.reporter.poisoned(record, error, job).then(() => 'done'), stop: false };
+  };
+  if (!decoded) return poisoned(unreadable);
+  const { job, body } = decoded;
+  const target = await deps.lookup.destination(job.orgId, job.destinationId);
+  if (!target) {
+    // Its line, if it had one, moves on: each job behind fails the same way in turn.
+    return { task: deps.reporter.destinationDeleted(job, body).then(() => nextInLine(deps, job)).then(() => 'done'), stop: false };
+  }
+  if (!target.enabled) {
+    deps.holds.hold({ topic }, HOLD.disabled, deps.disabledRecheckMs);
+    return STOP;
+  }
+  // Kept in the store behind its source's head, or done before a crash: either way nothing to send now.
+  if (target.ordering === 'source' && (await deps.lines.admit(job, body)) !== 'send') return { task: Promise.resolve('done'), stop: false };
+  // Looked up only for a job published before jobs carried it.
+  const sourceSlug = job.sourceSlug ?? (await deps.lookup.sourceSlug(job.orgId, job.sourceId)) ?? undefined;
+  const release = await placesFor(deps, record, target.id, windows);
+  if (deps.stopping()) {
+    release();
+    return STOP;
+  }
+  const waitMs = await deps.rateLimiters.take(target.id, target.rateLimitPerMinute, deps.now());
+  if (waitMs > 0) {
+    release();
+    deps.holds.hold({ topic }, HOLD.rateLimited, waitMs);
+    return STOP;
+  }
+  let request: DeliveryRequest;
+  try {
+    request = requestFor(deps, job, body, target, sourceSlug);
+  } catch (error) {
+    release();
+    return poisoned(error, job);
+  }
+  // Open or half open: at most one trial gets through, so nothing starts until this one is answered.
+  // The state is read in the same synchronous step as the breaker's own decision in `run`.
+  const trial = deps.breakers.circuitState(target.id) !== 'closed';
+  const task = sendAndReport(deps, topic, { job, body }, target, request, release);
+  if (!trial) return { task, stop: false };
+  const result = await task.catch(() => 'failed');
+  return { task, stop: result !== 'done' };
+}
+
+async function handleBatch(deps: DestinationBatchDeps, batch: RecordBatch, read: readonly ReadRecord[], windows: SourceWindows): Promise<BatchOutcome> {
+  const tasks: Promise<TaskResult>[] = [];
+  let launchError: unknown;
+  try {
+    for (const record of read) {
+      const { task, stop } = await launch(deps, batch, record, windows);
+      if (task) {
+        // Observed below, once every record is started; until then a failure must not count as unhandled.
+        task.catch(() => undefined);
+        tasks.push(task);
+      }
+      if (stop) break;
+    }
+  } catch (error) {
+    launchError = error;
+  }
+  // Never return while work of this batch is still running: the rest may be delivered again at once.
+  const settled = await Promise.allSettled(tasks);
+  const firstUnfinished = settled.findIndex((result) => result.status === 'rejected' || result.value !== 'done');
+  const handled = firstUnfinished === -1 ? tasks.length : firstUnfinished;
+  const failure = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected')?.reason ?? launchError;
+  if (failure !== undefined) {
+    if (handled === 0) throw failure;
+    deps.logger.warn({ topic: batch.topic, partition: batch.partition, handled, err: failure }, 'Delivery batch partly failed; the rest is delivered again');
+  }
+  return { handled };
+}
+
 /**
  * The batch handler of the destination topics (all records of a batch are for one destination).
  *
@@ -98,117 +248,6 @@ type SourceWindows = KeyedConcurrencyLimits<string | null>;
  * destination's part of their batches to this same handler (lane-jobs.ts) and park what it did not start.
  */
 export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
-  function holdForOpenCircuit(topic: string, destinationId: string): void {
-    deps.holds.hold({ topic }, HOLD.circuitOpen);
-    // Breaker events release this hold; one that closed the circuit before the hold was taken cannot.
-    if (deps.breakers.circuitState(destinationId) === 'closed') deps.holds.release({ topic }, HOLD.circuitOpen);
-  }
-
-  /** The head of an ordered line is done: the job behind it goes back to the topic, and is sent next. */
-  async function nextInLine(job: DeliveryJob): Promise<void> {
-    const next = await deps.lines.advance(job);
-    if (!next) return;
-    await deps.reporter.requeue(next.job, next.body);
-    await deps.lines.published(next.job.deliveryId);
-  }
-
-  /** Held like any disabled destination; the lookup forgets it, so the records after this one see it disabled. */
-  async function stopForGone(topic: string, target: DeliveryTarget): Promise<void> {
-    await deps.destinationGone(target);
-    deps.lookup.invalidate(target.id);
-    deps.holds.hold({ topic }, HOLD.disabled, deps.disabledRecheckMs);
-  }
-
-  async function send(target: DeliveryTarget, request: DeliveryRequest, release: () => void) {
-    const startedAt = deps.now();
-    const guarded = await deps.breakers.run(target.id, () => deps.sender.send(request, { timeoutMs: target.timeoutMs })).finally(release);
-    return { guarded, startedAt };
-  }
-
-  /** Waits for a place in the record's source window, then in the destination's and the process's limits. */
-  async function placesFor(record: BrokerRecord, destinationId: string, windows: SourceWindows): Promise<() => void> {
-    const releaseSourcePlace = await windows.acquire(record.key);
-    const releaseInFlight = await deps.inFlight.acquire(destinationId);
-    return () => {
-      releaseInFlight();
-      releaseSourcePlace();
-    };
-  }
-
-  async function launch(batch: RecordBatch, { record, decoded, error: unreadable }: ReadRecord, windows: SourceWindows): Promise<Launch> {
-    if (deps.stopping()) return STOP;
-    const topic = batch.topic;
-    /** A record that cannot be delivered for a reason of its own goes to relay.dead; the batch goes on. */
-    const poisoned = (error: unknown, job?: DeliveryJob): Launch => {
-      if (isDependencyFailure(error)) throw error;
-      deps.logger.error({ topic, partition: batch.partition, offset: record.offset, err: error }, 'Undeliverable delivery job sent to relay.dead');
-      return { task: deps.reporter.poisoned(record, error, job).then(() => 'done'), stop: false };
-    };
-    if (!decoded) return poisoned(unreadable);
-    const { job, body } = decoded;
-    const target = await deps.lookup.destination(job.orgId, job.destinationId);
-    if (!target) {
-      // Its line, if it had one, moves on: each job behind fails the same way in turn.
-      return { task: deps.reporter.destinationDeleted(job, body).then(() => nextInLine(job)).then(() => 'done'), stop: false };
-    }
-    if (!target.enabled) {
-      deps.holds.hold({ topic }, HOLD.disabled, deps.disabledRecheckMs);
-      return STOP;
-    }
-    // Kept in the store behind its source's head, or done before a crash: either way nothing to send now.
-    if (target.ordering === 'source' && (await deps.lines.admit(job, body)) !== 'send') return { task: Promise.resolve('done'), stop: false };
-    // Looked up only for a job published before jobs carried it.
-    const sourceSlug = job.sourceSlug ?? (await deps.lookup.sourceSlug(job.orgId, job.sourceId)) ?? undefined;
-    const release = await placesFor(record, target.id, windows);
-    if (deps.stopping()) {
-      release();
-      return STOP;
-    }
-    const waitMs = await deps.rateLimiters.take(target.id, target.rateLimitPerMinute, deps.now());
-    if (waitMs > 0) {
-      release();
-      deps.holds.hold({ topic }, HOLD.rateLimited, waitMs);
-      return STOP;
-    }
-    let request: DeliveryRequest;
-    try {
-      request = buildDeliveryRequest({
-        destination: target.destination,
-        event: {
-          eventId: job.eventId,
-          sourceId: job.sourceId,
-          sourceSlug,
-          rawBody: job.sealed ? openStoredPayload(body, true, deps.secrets) : body,
-          contentType: job.contentType,
-          providerHeaders: providerHeadersOf(job),
-          signatureValid: job.signatureValid,
-        },
-        deliveryId: job.deliveryId,
-        attemptNumber: job.attemptNumber,
-        nowMs: deps.now(),
-      });
-    } catch (error) {
-      release();
-      return poisoned(error, job);
-    }
-    // Open or half open: at most one trial gets through, so nothing starts until this one is answered.
-    // The state is read in the same synchronous step as the breaker's own decision in `run`.
-    const trial = deps.breakers.circuitState(target.id) !== 'closed';
-    const task = send(target, request, release).then(async ({ guarded, startedAt }): Promise<TaskResult> => {
-      if (guarded.kind === 'circuit_open') {
-        holdForOpenCircuit(topic, target.id);
-        return 'circuit_open';
-      }
-      const status = await deps.reporter.sent({ job, body, target, outcome: guarded.outcome, startedAt });
-      if (isGone(guarded.outcome)) await stopForGone(topic, target);
-      if (target.ordering === 'source' && status !== 'retrying') await nextInLine(job);
-      return 'done';
-    });
-    if (!trial) return { task, stop: false };
-    const result = await task.catch(() => 'failed');
-    return { task, stop: result !== 'done' };
-  }
-
   const windowsByTopic = new Map<string, { windows: SourceWindows; batches: number }>();
 
   /** `read`: the batch's records already decoded, in order (the lanes decode them to split a batch). */
@@ -217,38 +256,10 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
     shared.batches += 1;
     windowsByTopic.set(batch.topic, shared);
     try {
-      return await handleBatch(batch, read, shared.windows);
+      return await handleBatch(deps, batch, read, shared.windows);
     } finally {
       shared.batches -= 1;
       if (shared.batches === 0) windowsByTopic.delete(batch.topic);
     }
   };
-
-  async function handleBatch(batch: RecordBatch, read: readonly ReadRecord[], windows: SourceWindows): Promise<BatchOutcome> {
-    const tasks: Promise<TaskResult>[] = [];
-    let launchError: unknown;
-    try {
-      for (const record of read) {
-        const { task, stop } = await launch(batch, record, windows);
-        if (task) {
-          // Observed below, once every record is started; until then a failure must not count as unhandled.
-          task.catch(() => undefined);
-          tasks.push(task);
-        }
-        if (stop) break;
-      }
-    } catch (error) {
-      launchError = error;
-    }
-    // Never return while work of this batch is still running: the rest may be delivered again at once.
-    const settled = await Promise.allSettled(tasks);
-    const firstUnfinished = settled.findIndex((result) => result.status === 'rejected' || result.value !== 'done');
-    const handled = firstUnfinished === -1 ? tasks.length : firstUnfinished;
-    const failure = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected')?.reason ?? launchError;
-    if (failure !== undefined) {
-      if (handled === 0) throw failure;
-      deps.logger.warn({ topic: batch.topic, partition: batch.partition, handled, err: failure }, 'Delivery batch partly failed; the rest is delivered again');
-    }
-    return { handled };
-  }
 }

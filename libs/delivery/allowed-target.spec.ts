@@ -1,6 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import { expect } from 'chai';
-import { PrivateDestinationError } from '../errors/errors.js';
+import { PrivateDestinationError, ValidationError } from '../errors/errors.js';
 import { createTargetCheck, type TargetCheckOptions } from './allowed-target.js';
 import type { ResolveHost } from './guarded-connector.js';
 
@@ -73,5 +73,13 @@ describe('createTargetCheck', () => {
   it('accepts a name whose lookup gives no answer in time, as one that fails', async () => {
     const silent: ResolveHost = () => new Promise(() => {});
     expect(await refusal({ blockPrivateDestinations: true, resolveHost: silent, resolveTimeoutMs: 10 }, 'https://slow.test/hook')).to.equal(undefined);
+  });
+
+  it("refuses the relay's own Kafka brokers with 400 VALIDATION_ERROR naming the field, whatever the address policy", async () => {
+    const check = createTargetCheck({ ...open, ownBrokers: ['kafka-1:9092', 'Kafka-2:9092'] });
+    const error = await check('kafka-2:9092', 'target.brokers.1').then(() => undefined, (thrown: unknown) => thrown as ValidationError);
+    expect(error).to.include({ status: 400, code: 'VALIDATION_ERROR' });
+    expect(error!.details![0]!.field).to.equal('target.brokers.1');
+    expect(await check('kafka-3:9092', 'target.brokers.0')).to.equal(undefined);
   });
 });

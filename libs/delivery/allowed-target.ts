@@ -1,6 +1,6 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
-import { PrivateDestinationError } from '../errors/errors.js';
+import { PrivateDestinationError, ValidationError } from '../errors/errors.js';
 import { within } from '../time/within.js';
 import { refusalFor, type AddressPolicy, type AddressRefusal } from './address-policy.js';
 import type { ResolveHost } from './guarded-connector.js';
@@ -17,6 +17,8 @@ export interface TargetCheckOptions extends AddressPolicy {
   resolveHost?: ResolveHost;
   /** A lookup that takes longer is given up, as one that fails (default 2 s). */
   resolveTimeoutMs?: number;
+  /** The relay's own Kafka brokers (`KAFKA_BROKERS`): no destination may publish into its pipeline. */
+  ownBrokers?: string[];
 }
 
 const DEFAULT_RESOLVE_TIMEOUT_MS = 2_000;
@@ -52,7 +54,12 @@ export function createTargetCheck(options: TargetCheckOptions): CheckTarget {
     }
   }
 
+  const ownBrokers = new Set((options.ownBrokers ?? []).map((broker) => broker.trim().toLowerCase()));
+
   return async (target, field) => {
+    if (ownBrokers.has(target.trim().toLowerCase())) {
+      throw new ValidationError(`${field}: must not name the relay's own Kafka brokers`, [{ field, message: "must not name the relay's own Kafka brokers" }]);
+    }
     let host: string;
     try {
       host = hostOf(target);

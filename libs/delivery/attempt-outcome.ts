@@ -1,5 +1,9 @@
-/** Why an attempt failed. `http_status`: a complete non-2xx answer; every other kind: no complete answer. */
-export type AttemptErrorKind = 'timeout' | 'connect' | 'reset' | 'refused_address' | 'dns' | 'tls' | 'http_status' | 'other';
+/**
+ * Why an attempt failed. `http_status`: a complete non-2xx answer; `rejected`: a queue target took the
+ * connection and refused the message (nack, unknown exchange, subject, stream or topic); every other kind:
+ * no complete answer.
+ */
+export type AttemptErrorKind = 'timeout' | 'connect' | 'reset' | 'refused_address' | 'dns' | 'tls' | 'http_status' | 'rejected' | 'other';
 
 /**
  * The result of one HTTP delivery attempt. A failed attempt is data, never an exception: the

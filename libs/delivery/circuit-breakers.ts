@@ -56,7 +56,8 @@ export interface CircuitBreakers {
  * are still retried by the retry policy. A refused address is our own guard, not the destination.
  */
 export function countsAgainstCircuit(outcome: AttemptOutcome): boolean {
-  if (outcome.ok || outcome.errorKind === 'refused_address') return false;
+  // A queue target's refusal is like a 4xx: the server is up and dislikes this message or its settings.
+  if (outcome.ok || outcome.errorKind === 'refused_address' || outcome.errorKind === 'rejected') return false;
   if (outcome.errorKind !== 'http_status' || outcome.statusCode === null) return true;
   return outcome.statusCode >= 500 || outcome.statusCode === 408 || outcome.statusCode === 429;
 }

@@ -1,13 +1,17 @@
 import type { DeliveryDestination } from './build-request.js';
 import type { RetryPolicy } from './retry-schedule.js';
 import type { Ordering } from '../store/entities/destination.js';
+import type { QueueTarget } from '../destinations/queue-target.js';
 
 /** A destination as the deliverer needs it: credentials and signing secret already opened. */
 export interface DeliveryTarget {
   id: string;
   orgId: string;
   enabled: boolean;
+  /** The HTTP settings; for a queue type its headers and signing secret make the message's headers (its `url` is unused). */
   destination: DeliveryDestination;
+  /** The opened queue target, null for an HTTP destination. */
+  queue: QueueTarget | null;
   timeoutMs: number;
   rateLimitPerMinute: number | null;
   retryPolicy: RetryPolicy;

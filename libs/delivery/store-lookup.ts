@@ -1,5 +1,6 @@
 import type { DestinationAuth } from './build-request.js';
 import { openHeaders } from '../destinations/destination-headers.js';
+import { openQueueTarget } from '../destinations/queue-target-seal.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { DestinationRow } from '../store/entities/destination.js';
 import type { SourceRow } from '../store/entities/source.js';
@@ -57,6 +58,7 @@ function deliveryTargetOf(row: DestinationRow, secrets: SecretBox): DeliveryTarg
         ? { previousSigningSecret: { secret: secrets.open(row.previousSigningSecretSealed), expiresAt: row.previousSigningSecretExpiresAt } }
         : {}),
     },
+    queue: openQueueTarget(row, secrets),
     timeoutMs: row.timeoutMs,
     rateLimitPerMinute: row.rateLimitPerMinute,
     retryPolicy: row.retryPolicy,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { specCode } from '../http/validate.js';
 import { retryPolicyChangeSchema, retryPolicySchema } from '../delivery/retry-schedule.js';
 import { descriptionSchema, nameSchema, rateLimitSchema, slugSchema } from '../sources/source-schema.js';
+import { DESTINATION_TYPES } from './queue-target.js';
 
 const isHttpUrl = (value: string) => {
   try {
@@ -71,7 +72,10 @@ const autoDisableAfterSecondsSchema = z.number().int().min(10).max(31_536_000).n
 
 const destinationSettings = {
   name: nameSchema,
+  /** `http` (default) takes `url`; the queue types take `target`, validated per type (queue-target.ts). */
+  type: z.enum(DESTINATION_TYPES),
   url: urlSchema,
+  target: z.record(z.string(), z.unknown()),
   method: z.enum(['POST', 'PUT', 'PATCH']),
   description: descriptionSchema,
   headers: headersSchema,
@@ -102,7 +106,7 @@ export const DESTINATION_READ_ONLY = [
 export const createDestinationSchema = z
   .strictObject(destinationSettings)
   .partial()
-  .required({ name: true, url: true });
+  .required({ name: true });
 
 /** PATCH: every field optional; `retryPolicy` may name some of its fields only (merged with the current policy). */
 export const patchDestinationSchema = z.strictObject({ ...destinationSettings, retryPolicy: retryPolicyChangeSchema }).partial();

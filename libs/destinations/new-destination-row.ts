@@ -6,6 +6,7 @@ import type { DestinationRow } from '../store/entities/destination.js';
 import { sealAuth } from './destination-credentials.js';
 import { sealSentHeaders } from './destination-headers.js';
 import { DEFAULT_AUTO_DISABLE_AFTER_SECONDS, type CreateDestinationInput } from './destination-schema.js';
+import type { TargetColumns } from './destination-target.js';
 
 /**
  * A new destination with every create default, sealed header values and credentials; nothing is written
@@ -17,6 +18,8 @@ export function newDestinationRow(
   orgId: string,
   slug: string,
   input: CreateDestinationInput,
+  /** Where it delivers, validated (`resolveTarget`). */
+  target: TargetColumns,
   current?: DestinationRow,
 ): DestinationRow {
   const now = deps.now();
@@ -27,7 +30,7 @@ export function newDestinationRow(
     orgId,
     name: input.name,
     slug,
-    url: input.url,
+    ...target,
     method: input.method ?? 'POST',
     description: input.description ?? null,
     headers: {},

@@ -30,6 +30,7 @@ import { SqliteSearchChunks1795305600021 } from './migrations/0022-sqlite-search
 import { RevokedApiKeys1795305600022 } from './migrations/0023-revoked-api-keys.js';
 import { SealedDestinationHeaders1795305600023 } from './migrations/0024-sealed-destination-headers.js';
 import { TransformationsRouteDelay1795305600024 } from './migrations/0025-transformations-route-delay.js';
+import { DestinationTypes1795305600025 } from './migrations/0026-destination-types.js';
 import { IssuesNotificationsAutoDisable1795305600026 } from './migrations/0027-issues-notifications-auto-disable.js';
 import { PreviousSecrets1795305600029 } from './migrations/0030-previous-secrets.js';
 
@@ -67,6 +68,7 @@ export const FOUNDATION_MIGRATIONS = [
   RevokedApiKeys1795305600022,
   SealedDestinationHeaders1795305600023,
   TransformationsRouteDelay1795305600024,
+  DestinationTypes1795305600025,
   IssuesNotificationsAutoDisable1795305600026,
   PreviousSecrets1795305600029,
 ];

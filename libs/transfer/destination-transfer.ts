@@ -5,6 +5,9 @@ import { DestinationEntity, type DestinationRow } from '../store/entities/destin
 import { createDestinationSchema } from '../destinations/destination-schema.js';
 import { destinationSettings } from '../destinations/destination-settings.js';
 import { newDestinationRow } from '../destinations/new-destination-row.js';
+import { checkAddresses, resolveTarget } from '../destinations/destination-target.js';
+import { openQueueTarget } from '../destinations/queue-target-seal.js';
+import { maskedTarget } from '../destinations/queue-target.js';
 import { openHeaders, redactedHeaders, resolveHeaders } from '../destinations/destination-headers.js';
 import { slugify } from '../slugs/slugs.js';
 import { REDACTED, type TransferDeps, type TransferKind } from './transfer-kind.js';
@@ -38,6 +41,7 @@ function buildRow(deps: TransferDeps, orgId: string, entry: DestinationEntry, sl
     orgId,
     slug,
     { ...settings, headers, enabled: unknown.length > 0 ? false : isActive, authType: redacted ? 'none' : settings.authType, authConfig: authConfig === REDACTED ? undefined : authConfig },
+    resolveTarget(deps.secrets, entry, current).columns,
     current,
   );
   return { row, headersLeftOut: unknown };
@@ -61,7 +65,11 @@ export const destinationTransfer: TransferKind<DestinationRow, DestinationEntry>
     let authConfig: unknown = {};
     if (row.authConfigSealed !== null) authConfig = includeSensitive ? JSON.parse(deps.secrets.open(row.authConfigSealed)) : REDACTED;
     const headers = includeSensitive ? openHeaders(deps.secrets, row) : redactedHeaders(deps.secrets, row);
-    return { ...destinationSettings(row, { headers, authConfig }), isActive: row.enabled };
+    const queue = openQueueTarget(row, deps.secrets);
+    const target = queue && (includeSensitive ? (queue.target as Record<string, unknown>) : maskedTarget(queue));
+    const { type, ...settings } = destinationSettings(row, { headers, authConfig, target });
+    // An HTTP entry stays as SPEC shows it; `type` defaults to http on import.
+    return { ...(type === 'http' ? {} : { type }), ...settings, isActive: row.enabled };
   },
 
   /** As on create, a missing slug is derived from the name. */
@@ -72,7 +80,7 @@ export const destinationTransfer: TransferKind<DestinationRow, DestinationEntry>
 
   parse: (entry) => parseInput(destinationEntrySchema, entry, 'Entry'),
 
-  checkTargets: (deps, entry) => deps.checkTarget(entry.url, 'url'),
+  checkTargets: (deps, entry) => checkAddresses(deps.checkTarget, resolveTarget(deps.secrets, entry)),
 
   created(deps, orgId, entry, slug) {
     const { row, headersLeftOut } = buildRow(deps, orgId, entry, slug);

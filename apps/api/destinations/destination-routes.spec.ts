@@ -51,6 +51,7 @@ describeEachStore('Destinations API', (target) => {
       expect(rest).to.deep.equal({
         name: 'Orders Service',
         slug: 'orders-service',
+        type: 'http',
         url: 'https://orders.example.com/hook',
         method: 'POST',
         description: null,

@@ -11,6 +11,7 @@ import { sealAuth } from '../../../libs/destinations/destination-credentials.js'
 import { sealSentHeaders } from '../../../libs/destinations/destination-headers.js';
 import type { CreateDestinationInput, PatchDestinationInput } from '../../../libs/destinations/destination-schema.js';
 import { newDestinationRow } from '../../../libs/destinations/new-destination-row.js';
+import { checkAddresses, patchedTargetInput, resolveTarget } from '../../../libs/destinations/destination-target.js';
 import { slugify, uniqueSlug } from '../../../libs/slugs/slugs.js';
 import type { Tenant } from '../../../libs/tenancy/tenant.js';
 import type { ApiDeps } from '../api-deps.js';
@@ -38,17 +39,18 @@ async function insertUnique(deps: ApiDeps, row: DestinationRow): Promise<void> {
 const DERIVED_SLUG_ATTEMPTS = 10;
 
 export async function createDestination(deps: ApiDeps, tenant: Tenant, input: CreateDestinationInput) {
-  await deps.checkTarget(input.url, 'url');
+  const target = resolveTarget(deps.secrets, input);
+  await checkAddresses(deps.checkTarget, target);
   if (input.slug !== undefined) {
     if (await deps.store.destinations.findOneBy(tenant.org.id, { slug: input.slug })) throw duplicateSlug(input.slug);
-    const row = newDestinationRow(deps, tenant.org.id, input.slug, input);
+    const row = newDestinationRow(deps, tenant.org.id, input.slug, input, target.columns);
     await insertUnique(deps, row);
     await announceCreated(deps, row);
     return destinationView(deps, row);
   }
   for (let attempt = 1; ; attempt += 1) {
     const slug = await uniqueSlug(deps.store.destinations, tenant.org.id, slugify(input.name));
-    const row = newDestinationRow(deps, tenant.org.id, slug, input);
+    const row = newDestinationRow(deps, tenant.org.id, slug, input, target.columns);
     try {
       await deps.store.destinations.insert(row);
       await announceCreated(deps, row);
@@ -89,10 +91,15 @@ function enablingChanges(current: DestinationRow, enabled: boolean | undefined, 
 
 export async function updateDestination(deps: ApiDeps, tenant: Tenant, id: string, patch: PatchDestinationInput) {
   const current = await requireDestination(deps, tenant, id);
-  if (patch.url !== undefined) await deps.checkTarget(patch.url, 'url');
-  const { authType, authConfig, retryPolicy, headers, ...settings } = patch;
+  const { authType, authConfig, retryPolicy, headers, type, url, target, ...settings } = patch;
   const now = deps.now();
   const changes: Partial<DestinationRow> = { ...settings, ...enablingChanges(current, patch.enabled, now), updatedAt: now };
+  const targetInput = patchedTargetInput(current, deps.secrets, { type, url, target, authType });
+  if (targetInput) {
+    const resolved = resolveTarget(deps.secrets, targetInput, current);
+    await checkAddresses(deps.checkTarget, resolved);
+    Object.assign(changes, resolved.columns);
+  }
   // The fields given replace the current ones; the bounds hold for the policy that results.
   if (retryPolicy !== undefined) {
     changes.retryPolicy = parseInput(z.strictObject({ retryPolicy: retryPolicySchema }), { retryPolicy: { ...current.retryPolicy, ...retryPolicy } }, 'Request body').retryPolicy;

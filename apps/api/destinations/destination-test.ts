@@ -24,14 +24,15 @@ function sampleEvent(eventId: string, now: number) {
 }
 
 /**
- * One real request to the destination, built and sent exactly as a delivery (method, headers, auth,
- * signature, timeout), plus `X-Relay-Test: true`. Recorded nowhere. A non-2xx answer, a timeout or a
+ * One real request to the destination (for a queue type, one message published to its target), built
+ * and sent exactly as a delivery (method, headers, auth, signature, timeout), plus `X-Relay-Test: true`. Recorded nowhere. A non-2xx answer, a timeout or a
  * network error is a failed test, never an error of this endpoint.
  */
 export async function testDestination(deps: ApiDeps, tenant: Tenant, id: string, payload?: Record<string, unknown>) {
   const target = await createStoreDeliveryLookup(deps.store, deps.secrets).destination(tenant.org.id, id);
   if (!target) throw new NotFoundError(`Destination ${id} not found`);
   const eventId = newId('evt');
+  const deliveryId = newId('dlv');
   const request = buildDeliveryRequest({
     destination: target.destination,
     event: {
@@ -43,24 +44,25 @@ export async function testDestination(deps: ApiDeps, tenant: Tenant, id: string,
       providerHeaders: {},
       signatureValid: true,
     },
-    deliveryId: newId('dlv'),
+    deliveryId,
     attemptNumber: 1,
     nowMs: deps.now(),
   });
   request.headers['X-Relay-Test'] = 'true';
-  const outcome = await deps.httpSender.send(request, { timeoutMs: target.timeoutMs });
+  const outcome = await deps.testSender.send(request, target, { deliveryId, attemptNumber: 1, eventId, sourceId: TEST_SOURCE });
   if (outcome.ok) {
     return {
       success: true,
       statusCode: outcome.statusCode,
       latency: outcome.latencyMs,
       responseBody: outcome.responseBody,
-      message: `The destination answered ${outcome.statusCode}`,
+      message: target.queue ? `The ${target.queue.type} target acknowledged the test message` : `The destination answered ${outcome.statusCode}`,
     };
   }
   let message = 'The destination could not be reached';
   if (outcome.errorKind === 'timeout') message = `The destination did not answer within ${target.timeoutMs} ms`;
   else if (outcome.errorKind === 'http_status') message = `The destination answered ${outcome.statusCode}`;
+  else if (outcome.errorKind === 'rejected') message = `The ${target.queue?.type ?? ''} target refused the test message`;
   // null when no HTTP answer arrived, as in deliveries and timelines (docs/decisions/0033-statistics-replay-retention.md).
   return { success: false, statusCode: outcome.statusCode ?? null, latency: outcome.latencyMs, error: outcome.error ?? message, message };
 }

@@ -5,6 +5,8 @@ import type { ApiDeps } from '../api-deps.js';
 import { AUTH_SECRET_FIELDS, AUTH_TYPES, type AuthType } from '../../../libs/destinations/destination-schema.js';
 import { destinationSettings } from '../../../libs/destinations/destination-settings.js';
 import { maskedHeaders } from '../../../libs/destinations/destination-headers.js';
+import { openQueueTarget } from '../../../libs/destinations/queue-target-seal.js';
+import { DESTINATION_TYPES, maskedTarget, TARGET_SCHEMAS } from '../../../libs/destinations/queue-target.js';
 import { isoTime } from '../../../libs/time/iso-time.js';
 import { EXAMPLE_TIME, timestamp } from '../openapi/shared-schemas.js';
 
@@ -33,10 +35,16 @@ function maskedAuthConfig(deps: ApiDeps, row: DestinationRow): Record<string, un
   return config;
 }
 
+/** A queue destination's target with the credentials in its URL and `sasl.password` as `****`. */
+function maskedQueueTarget(deps: ApiDeps, row: DestinationRow): Record<string, unknown> | null {
+  const queue = openQueueTarget(row, deps.secrets);
+  return queue ? maskedTarget(queue) : null;
+}
+
 export function destinationView(deps: ApiDeps, row: DestinationRow, stats: DestinationStats = NO_DELIVERIES) {
   return {
     id: row.id,
-    ...destinationSettings(row, { headers: maskedHeaders(deps.secrets, row), authConfig: maskedAuthConfig(deps, row) }),
+    ...destinationSettings(row, { headers: maskedHeaders(deps.secrets, row), authConfig: maskedAuthConfig(deps, row), target: maskedQueueTarget(deps, row) }),
     enabled: row.enabled,
     disabledReason: row.disabledReason,
     disabledAt: isoTime(row.disabledAt),
@@ -55,7 +63,8 @@ export function destinationSummary(row: DestinationRow, stats: DestinationStats 
   return {
     id: row.id,
     name: row.name,
-    url: row.url,
+    // SPEC's summary of an HTTP destination stays as it was; a queue destination says its type instead of a url.
+    ...(row.type === 'http' ? { url: row.url } : { type: row.type }),
     enabled: row.enabled,
     successRate: stats.successRate,
     avgLatency: stats.avgLatency,
@@ -74,7 +83,17 @@ export const destinationViewSchema = z
     id: z.string(),
     name: z.string(),
     slug: z.string(),
-    url: z.string(),
+    type: z.enum(DESTINATION_TYPES).meta({ description: '`http` delivers to `url`; the queue types publish to `target`' }),
+    url: z.string().optional().meta({ description: 'For type http only' }),
+    target: z
+      .union([
+        TARGET_SCHEMAS.rabbitmq.meta({ id: 'RabbitmqTarget' }),
+        TARGET_SCHEMAS.nats.meta({ id: 'NatsTarget' }),
+        TARGET_SCHEMAS.kafka.meta({ id: 'KafkaTarget' }),
+        TARGET_SCHEMAS.redis.meta({ id: 'RedisTarget' }),
+      ])
+      .optional()
+      .meta({ description: 'For the queue types only; credentials in `url` and `sasl.password` are shown as `****`' }),
     method: z.enum(['POST', 'PUT', 'PATCH']),
     description: z.string().nullable(),
     headers: z.record(z.string(), z.string()).meta({ description: 'Sent with every delivery; the values are secrets, masked (`****` and the last 4 characters)' }),
@@ -106,13 +125,15 @@ export const destinationViewSchema = z
   .meta({ id: 'Destination' });
 
 export const destinationSummarySchema = destinationViewSchema
-  .pick({ id: true, name: true, url: true, enabled: true, successRate: true, avgLatency: true, deliveriesCount: true })
+  .extend({ type: destinationViewSchema.shape.type.optional().meta({ description: 'Shown for the queue types, in place of url' }) })
+  .pick({ id: true, name: true, type: true, url: true, enabled: true, successRate: true, avgLatency: true, deliveriesCount: true })
   .meta({ id: 'DestinationSummary' });
 
 export const destinationExample: z.input<typeof destinationViewSchema> = {
   id: 'dst_01JDQ4ZB2C4E6G8J0K2M4P6R8T',
   name: 'Orders service',
   slug: 'orders-service',
+  type: 'http',
   url: 'https://orders.example.com/hooks',
   method: 'POST',
   description: null,

@@ -57,10 +57,11 @@ const sourceEntrySchema = sourceViewSchema
   .meta({ id: 'SourceExportEntry' });
 
 const destinationEntrySchema = destinationViewSchema
-  .pick({ name: true, slug: true, url: true, method: true, description: true, headers: true, authType: true, timeoutMs: true, rateLimitPerMinute: true, retryPolicy: true, ordering: true, autoDisableAfterSeconds: true })
+  .pick({ name: true, slug: true, type: true, url: true, target: true, method: true, description: true, headers: true, authType: true, timeoutMs: true, rateLimitPerMinute: true, retryPolicy: true, ordering: true, autoDisableAfterSeconds: true })
   .extend({
     headers: z.record(z.string(), z.string()).meta({ description: `Header names with their values, each "${REDACTED}" without includeSensitive` }),
     authConfig: z.union([z.literal(REDACTED), z.record(z.string(), z.string())]).meta({ description: `The credentials, or "${REDACTED}" without includeSensitive` }),
+    type: destinationViewSchema.shape.type.optional().meta({ description: 'Absent for http, the default' }),
     isActive: z.boolean(),
   })
   .meta({ id: 'DestinationExportEntry' });

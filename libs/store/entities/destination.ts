@@ -1,5 +1,6 @@
 import { EntitySchema } from 'typeorm';
 import { column } from '../columns.js';
+import type { DestinationType } from '../../destinations/queue-target.js';
 
 export type HttpMethod = 'POST' | 'PUT' | 'PATCH';
 export type AuthType = 'none' | 'basic' | 'bearer' | 'api_key' | 'custom_header';
@@ -26,7 +27,11 @@ export interface DestinationRow {
   orgId: string;
   name: string;
   slug: string;
+  /** `http` delivers to `url`; the queue types publish to their sealed `target` (`url` is then ''). */
+  type: DestinationType;
   url: string;
+  /** The queue target as sealed JSON (libs/destinations/queue-target.ts); null for `http`. */
+  targetSealed: string | null;
   method: HttpMethod;
   description: string | null;
   /** Plain header values of a row written before they were sealed; `{}` once `headersSealed` is set. */
@@ -61,7 +66,9 @@ export const DestinationEntity = new EntitySchema<DestinationRow>({
     orgId: { ...column.ref(), name: 'org_id' },
     name: column.varchar(200),
     slug: column.varchar(100),
+    type: column.varchar(16),
     url: column.varchar(2048),
+    targetSealed: { ...column.text(true), name: 'target_sealed' },
     method: column.varchar(8),
     description: column.text(true),
     headers: column.json(),

@@ -5,7 +5,10 @@ export interface Destination {
   id: string;
   name: string;
   slug?: string;
-  url: string;
+  /** `http` (default) delivers to `url`; the queue types publish to `target`. */
+  type?: string;
+  url?: string;
+  target?: Record<string, unknown>;
   method?: string;
   description?: string | null;
   headers?: Record<string, string>;
@@ -43,10 +46,57 @@ const AUTH_FIELDS: Record<string, { name: string; label: string }[]> = {
   ],
 };
 
+/** The target fields of each queue type (DESIGN 7); `http` has `url` instead. Kafka's brokers are comma-separated. */
+const TARGET_FIELDS: Record<string, { name: string; label: string; placeholder?: string; kind?: 'boolean' | 'number' | 'list' }[]> = {
+  http: [],
+  rabbitmq: [
+    { name: 'url', label: 'AMQP URL', placeholder: 'amqp://user:password@rabbitmq:5672/%2F' },
+    { name: 'exchange', label: 'Exchange', placeholder: 'orders' },
+    { name: 'routingKey', label: 'Routing key' },
+  ],
+  nats: [
+    { name: 'url', label: 'NATS URL', placeholder: 'nats://nats:4222' },
+    { name: 'subject', label: 'Subject', placeholder: 'orders.created' },
+    { name: 'jetstream', label: 'JetStream (delivered on the stream acknowledgement)', kind: 'boolean' },
+  ],
+  kafka: [
+    { name: 'brokers', label: 'Brokers (host:port, comma-separated)', placeholder: 'kafka-1:9092,kafka-2:9092', kind: 'list' },
+    { name: 'topic', label: 'Topic', placeholder: 'orders' },
+    { name: 'key', label: 'Message key: sourceId or eventId', placeholder: 'sourceId' },
+    { name: 'ssl', label: 'TLS', kind: 'boolean' },
+  ],
+  redis: [
+    { name: 'url', label: 'Redis URL', placeholder: 'redis://redis:6379' },
+    { name: 'stream', label: 'Stream', placeholder: 'orders' },
+    { name: 'maxLen', label: 'Approximate MAXLEN (empty: no trimming)', kind: 'number' },
+  ],
+};
+
+/** The target as the form edits it: every field as text (masked credentials sent back keep the stored ones). */
+function targetText(target: Record<string, unknown> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(target ?? {}).map(([name, value]) => [name, Array.isArray(value) ? value.join(',') : String(value)]));
+}
+
+/** The target the API takes, from the form's text; the API judges each field and names the one it refuses. */
+function targetBody(type: string, text: Record<string, string>): Record<string, unknown> {
+  const target: Record<string, unknown> = {};
+  for (const field of TARGET_FIELDS[type] ?? []) {
+    const value = (text[field.name] ?? '').trim();
+    if (field.kind === 'boolean') target[field.name] = value === '' ? field.name === 'jetstream' : value === 'true';
+    else if (field.kind === 'list') target[field.name] = value.split(',').map((item) => item.trim()).filter(Boolean);
+    else if (field.kind === 'number') {
+      if (value !== '') target[field.name] = Number(value);
+    } else if (value !== '' || field.name !== 'key') target[field.name] = value;
+  }
+  return target;
+}
+
 function formValues(destination?: Destination) {
   const retry = destination?.retryPolicy;
   return {
     name: destination?.name ?? '',
+    type: destination?.type ?? 'http',
+    target: targetText(destination?.target),
     url: destination?.url ?? '',
     method: destination?.method ?? 'POST',
     description: destination?.description ?? '',
@@ -86,7 +136,9 @@ function requestBody(v: Values) {
   const fields = AUTH_FIELDS[v.authType] ?? [];
   return {
     name: v.name,
-    url: v.url.trim(),
+    type: v.type,
+    // `url` for http, `target` for the queue types: the API refuses the other.
+    ...(v.type === 'http' ? { url: v.url.trim() } : { target: targetBody(v.type, v.target) }),
     method: v.method,
     description: v.description === '' ? null : v.description,
     headers: headerMap(v.headers),
@@ -106,23 +158,50 @@ function requestBody(v: Values) {
   };
 }
 
+/** Where the destination delivers: an HTTP URL and method, or the queue type's target fields. */
+function TargetFields(props: { values: Values; set: ReturnType<typeof useFormValues<Values>>['set']; setTarget(name: string): (value: string) => void }) {
+  const v = props.values;
+  if (v.type === 'http') {
+    return (
+      <>
+        <TextField label="URL" type="url" value={v.url} onInput={props.set('url')} required placeholder="https://example.com/hooks" />
+        <SelectField label="Method" value={v.method} options={['POST', 'PUT', 'PATCH']} onChange={props.set('method')} />
+      </>
+    );
+  }
+  return (
+    <Fieldset legend={`${v.type} target`}>
+      {(TARGET_FIELDS[v.type] ?? []).map((field) =>
+        field.kind === 'boolean' ? (
+          <CheckField key={field.name} label={field.label} checked={(v.target[field.name] ?? String(field.name === 'jetstream')) === 'true'} onChange={(on: boolean) => props.setTarget(field.name)(String(on))} />
+        ) : (
+          <TextField key={field.name} label={field.label} value={v.target[field.name] ?? ''} onInput={props.setTarget(field.name)} placeholder={field.placeholder} />
+        ),
+      )}
+    </Fieldset>
+  );
+}
+
 export function DestinationForm(props: { destination?: Destination; submitLabel: string; busy: boolean; readOnly: boolean; onSubmit(body: object): void }) {
   const { values: v, setValues, set } = useFormValues(() => formValues(props.destination));
   const setAuth = (name: string) => (value: string) => setValues((current) => ({ ...current, auth: { ...current.auth, [name]: value } }));
+  const setTarget = (name: string) => (value: string) => setValues((current) => ({ ...current, target: { ...current.target, [name]: value } }));
   return (
     <SettingsForm submitLabel={props.submitLabel} busy={props.busy} readOnly={props.readOnly} onSubmit={() => props.onSubmit(requestBody(v))}>
       <TextField label="Name" value={v.name} onInput={set('name')} required />
-      <TextField label="URL" type="url" value={v.url} onInput={set('url')} required placeholder="https://example.com/hooks" />
-      <SelectField label="Method" value={v.method} options={['POST', 'PUT', 'PATCH']} onChange={set('method')} />
+      <SelectField label="Type" value={v.type} options={Object.keys(TARGET_FIELDS)} onChange={set('type')} />
+      <TargetFields values={v} set={set} setTarget={setTarget} />
       <TextField label="Description" value={v.description} onInput={set('description')} />
       <CheckField label="Enabled" checked={v.enabled} onChange={set('enabled')} />
       <TextField label="Headers (one Name: value per line)" rows={3} value={v.headers} onInput={set('headers')} />
-      <Fieldset legend="Authentication">
-        <SelectField label="Authentication type" value={v.authType} options={Object.keys(AUTH_FIELDS)} onChange={set('authType')} />
-        {(AUTH_FIELDS[v.authType] ?? []).map((field) => (
-          <TextField key={field.name} label={field.label} value={v.auth[field.name] ?? ''} onInput={setAuth(field.name)} />
-        ))}
-      </Fieldset>
+      {v.type === 'http' && (
+        <Fieldset legend="Authentication">
+          <SelectField label="Authentication type" value={v.authType} options={Object.keys(AUTH_FIELDS)} onChange={set('authType')} />
+          {(AUTH_FIELDS[v.authType] ?? []).map((field) => (
+            <TextField key={field.name} label={field.label} value={v.auth[field.name] ?? ''} onInput={setAuth(field.name)} />
+          ))}
+        </Fieldset>
+      )}
       <Fieldset legend="Delivery">
         <TextField label="Timeout (ms)" type="number" value={v.timeoutMs} onInput={set('timeoutMs')} />
         <TextField label="Rate limit per minute" type="number" value={v.rateLimitPerMinute} onInput={set('rateLimitPerMinute')} hint="Empty: unlimited." />

@@ -21,7 +21,7 @@ export function DestinationsPage() {
                   <a href={href(`/destinations/${destination.id}`)}>{destination.name}</a>
                 </td>
                 <td>
-                  <code>{destination.url}</code>
+                  <code>{destination.url ?? destination.type}</code>
                 </td>
                 <td>{destination.enabled ? 'yes' : 'no'}</td>
                 <td>{percent(destination.successRate)}</td>
