@@ -20,7 +20,7 @@ export interface GatewayRoleOptions {
 
 /** Takes webhooks at `/ingest`: resolves and verifies the source, deduplicates, publishes to relay.ingest. */
 export function gatewayRole(options: GatewayRoleOptions = {}): RoleBuilder<GatewayRole> {
-  return async ({ config, store, secrets, limits, metrics, logger, publish }) => {
+  return async ({ config, store, secrets, limits, metrics, logger, publish, tracer }) => {
     const resolver = createSourceResolver({
       lookup: { organizationBySlug: (slug) => store.organizations.bySlug(slug), sourceBySlug: (orgId, slug) => store.sources.findOneBy(orgId, { slug }) },
       secrets,
@@ -49,6 +49,7 @@ export function gatewayRole(options: GatewayRoleOptions = {}): RoleBuilder<Gatew
         publish: (topic, message) => publish(topic, [message], { gather: true }),
         seal: (body) => sealedPayload(body, secrets).bytes,
         now: options.clock ?? Date.now,
+        tracer,
       },
       metrics,
       trustProxy: config.trustProxy,

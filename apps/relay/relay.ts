@@ -37,6 +37,7 @@ import { startLagReporter } from './lag-reporter.js';
 import { pipelineThreads, type PipelineThreadsOptions } from './pipeline-threads.js';
 import { closerStack, storeOptions, type Closers } from './thread-parts.js';
 import { readinessCheck } from './readiness.js';
+import { createRelayTracer } from '../../libs/tracing/relay-tracer.js';
 
 export interface RunningRelay {
   url: string;
@@ -169,11 +170,14 @@ export async function startRoles(
 ): Promise<Role[]> {
   const { logger, metrics, closers } = parts;
   const { store, broker, secrets, limits } = backends;
+  const tracer = createRelayTracer(config.tracing);
+  // Closed last: the roles' final spans are exported on the way out.
+  closers.push(() => tracer.close());
   const producer = broker.producer();
   const publish: Infrastructure['publish'] = (topic, messages, options) => producer.send(topic, messages, options);
   const deadLetters = createDeadLetters(publish, metrics.deadLetters);
   const configChannel = createConfigChannel({ broker, publish, deadLetters, groupId: parts.configGroup });
-  const infrastructure: Infrastructure = { config, logger, metrics, store, broker, secrets, limits, publish, deadLetters, announce: configChannel.announce };
+  const infrastructure: Infrastructure = { config, logger, metrics, store, broker, secrets, limits, publish, deadLetters, announce: configChannel.announce, tracer };
 
   const roles: Role[] = [];
   for (const build of builders) roles.push(await build(infrastructure));

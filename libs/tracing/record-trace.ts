@@ -1,0 +1,20 @@
+import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
+import { parentContext, TRACEPARENT_HEADER, traceparentOf, type Span } from './relay-tracer.js';
+
+/**
+ * The trace context travels in every pipeline record's `traceparent` header (both brokers carry
+ * headers), beside the message's own header, so each hop's span is a child of the one before it.
+ */
+export function withTraceparent(message: OutgoingMessage, span: Span): OutgoingMessage {
+  return { ...message, headers: { ...message.headers, [TRACEPARENT_HEADER]: traceparentOf(span) } };
+}
+
+/** The record's `traceparent`, when it has one (records of older relays do not). */
+export function recordTraceparent(record: BrokerRecord): string | undefined {
+  return record.headers[TRACEPARENT_HEADER];
+}
+
+/** The trace id of the record's context, when it carries a valid one. */
+export function recordTraceId(record: BrokerRecord): string | undefined {
+  return parentContext(recordTraceparent(record))?.traceId;
+}
