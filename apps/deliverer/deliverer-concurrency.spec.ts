@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { createRelayTracer } from '../../libs/tracing/relay-tracer.js';
 import { newId } from '../../libs/ids/ids.js';
 import { encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
@@ -91,6 +92,7 @@ describe('deliverer: concurrency', function () {
         gone: h.gone,
         lines: createSqlSourceLines(h.store.sql),
         logger: createLogger({ level: 'silent' }),
+        tracer: createRelayTracer({ serviceName: 'deliverer-concurrency-spec', sampleRatio: 1 }),
         jitter: 0,
       };
       expect(() => createDeliverer({ ...options, maxInFlightPerDestination: 4, maxInFlightPerSource: 5 })).to.throw(RangeError, /maxInFlightPerSource/);

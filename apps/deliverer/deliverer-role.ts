@@ -9,7 +9,7 @@ import { createGoneDestinations } from './gone-destinations.js';
 import { createSqlSourceLines } from './source-lines.js';
 
 /** Sends jobs to destinations, with breakers, rate limits and retry tiers; reports every attempt. */
-export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce }): Role => {
+export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce, tracer }): Role => {
   const deliverer = createDeliverer({
     broker,
     lookup: createStoreDeliveryLookup(store, secrets),
@@ -19,6 +19,7 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
     gone: createGoneDestinations(store.sql, announce),
     lines: createSqlSourceLines(store.sql),
     logger,
+    tracer,
     jitter: config.retryJitter,
     maxInFlightPerSource: config.maxInFlightPerSource,
     // Several deliverers share a destination's partitions on Kafka or on pipeline threads: its rate is counted in the store.

@@ -1,4 +1,5 @@
 import type { BatchOutcome, Broker, BrokerRecord, Consumer, RecordBatch } from '../../libs/broker/broker.js';
+import type { RelayTracer } from '../../libs/tracing/relay-tracer.js';
 import { CIRCUIT_STATES, createCircuitBreakers, type CircuitBreakersOptions, type CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import { DEFAULT_CONNECTIONS_PER_ORIGIN, type HttpSender } from '../../libs/delivery/send-request.js';
 import { createDestinationRateLimiters, createSharedRateLimiters, type SharedWindows } from '../../libs/delivery/token-bucket.js';
@@ -58,6 +59,8 @@ export interface DelivererOptions {
   /** The lines of ordered destinations (`ordering: "source"`): `createSqlSourceLines(sql)`. */
   lines: SourceLines;
   logger: DelivererLogger;
+  /** The attempts' and retry waits' spans. */
+  tracer: RelayTracer;
   /** Fraction of each retry delay added or removed at random (`RELAY_RETRY_JITTER`). */
   jitter: number;
   random?: () => number;
@@ -304,6 +307,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         disabledRecheckMs: options.lookupCacheTtlMs ?? 60_000,
         maxInFlightPerSource,
         secrets: options.secrets,
+        tracer: options.tracer,
       });
       handleLaneBatch = createLaneJobsHandler({
         handleDestinationBatch,
@@ -312,7 +316,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         maxRecordsInFlight: LANE_RECORDS_PER_PROCESS_PLACE * maxInFlight,
         logger,
       });
-      handleRetryBatch = createRetryTierHandler({ producer: broker.producer(), reporter, holds: retryHolds, now, stopping: isStopping });
+      handleRetryBatch = createRetryTierHandler({ producer: broker.producer(), reporter, holds: retryHolds, now, stopping: isStopping, tracer: options.tracer });
       running = { destinations, destinationHolds, lanes, retries, retryHolds };
       // Heads of ordered lines a stopped process made but did not publish: published now (again, at worst).
       for (const head of await options.lines.unpublishedHeads()) {

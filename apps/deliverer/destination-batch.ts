@@ -1,3 +1,6 @@
+import type { AttemptOutcome } from '../../libs/delivery/attempt-outcome.js';
+import { recordTraceparent } from '../../libs/tracing/record-trace.js';
+import { endFailed, SpanKind, traceparentOf, type RelayTracer, type Span } from '../../libs/tracing/relay-tracer.js';
 import type { BatchOutcome, BrokerRecord, RecordBatch } from '../../libs/broker/broker.js';
 import { isGone } from '../../libs/delivery/attempt-outcome.js';
 import { buildDeliveryRequest, type DeliveryRequest } from '../../libs/delivery/build-request.js';
@@ -47,9 +50,18 @@ export interface DestinationBatchDeps {
   maxInFlightPerSource: number;
   /** Opens bodies sealed in the log (jobs of sources with `encryptFields`). */
   secrets: SecretBox;
+  tracer: RelayTracer;
 }
 
 type TaskResult = 'done' | 'circuit_open';
+
+/** The attempt's span ends with its answer: the status code, or the error that took its place. */
+function endAttemptSpan(span: Span, outcome: AttemptOutcome): void {
+  if (outcome.statusCode !== null) span.setAttribute('http.response.status_code', outcome.statusCode);
+  if (outcome.ok) return void span.end();
+  if (outcome.errorKind) span.setAttribute('error.type', outcome.errorKind);
+  endFailed(span, new Error(outcome.error ?? `HTTP ${outcome.statusCode}`));
+}
 
 /** A record's work once started (`task`), and whether the records after it must wait for a later batch. */
 interface Launch {
@@ -170,6 +182,10 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
       deps.holds.hold({ topic }, HOLD.rateLimited, waitMs);
       return STOP;
     }
+    const span = deps.tracer.start('attempt', recordTraceparent(record), {
+      kind: SpanKind.CLIENT,
+      attributes: { 'relay.destination_id': target.id, 'relay.delivery_id': job.deliveryId, 'relay.attempt': job.attemptNumber },
+    });
     let request: DeliveryRequest;
     try {
       request = buildDeliveryRequest({
@@ -186,9 +202,11 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
         deliveryId: job.deliveryId,
         attemptNumber: job.attemptNumber,
         nowMs: deps.now(),
+        traceparent: traceparentOf(span),
       });
     } catch (error) {
       release();
+      endFailed(span, error);
       return poisoned(error, job);
     }
     // Open or half open: at most one trial gets through, so nothing starts until this one is answered.
@@ -196,10 +214,12 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
     const trial = deps.breakers.circuitState(target.id) !== 'closed';
     const task = send(target, request, release).then(async ({ guarded, startedAt }): Promise<TaskResult> => {
       if (guarded.kind === 'circuit_open') {
+        span.setAttribute('relay.circuit_open', true).end();
         holdForOpenCircuit(topic, target.id);
         return 'circuit_open';
       }
-      const status = await deps.reporter.sent({ job, body, target, outcome: guarded.outcome, startedAt });
+      endAttemptSpan(span, guarded.outcome);
+      const status = await deps.reporter.sent({ job, body, target, outcome: guarded.outcome, startedAt, span });
       if (isGone(guarded.outcome)) await stopForGone(topic, target);
       if (target.ordering === 'source' && status !== 'retrying') await nextInLine(job);
       return 'done';

@@ -1,4 +1,6 @@
 import type { Broker, RecordBatch } from '../../libs/broker/broker.js';
+import { tracedRecords } from '../../libs/tracing/record-trace.js';
+import type { RelayTracer } from '../../libs/tracing/relay-tracer.js';
 import { decodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
 import { decodedRounds } from '../../libs/pipeline/fair-rounds.js';
@@ -28,13 +30,13 @@ function attemptWriter(sql: SqlClient): (attempts: AttemptRecord[]) => Promise<v
  * records in turn (fair-rounds.ts), so one organization's many attempts do not hold up another's; a record
  * that fails on its own set aside.
  */
-export function createAttemptsHandler(sql: SqlClient, deadLetters: DeadLetters): (batch: RecordBatch) => Promise<void> {
+export function createAttemptsHandler(sql: SqlClient, deadLetters: DeadLetters, tracer: RelayTracer): (batch: RecordBatch) => Promise<void> {
   const write = attemptWriter(sql);
   return async (batch) => {
     const { rounds, decoded } = decodedRounds(batch.records, decodeAttemptRecord, (attempt) => attempt.orgId);
     for (const round of rounds) {
       await handleIsolatingPoison(round, {
-        all: (records) => write(records.map(decoded)),
+        all: (records) => tracedRecords(tracer, 'record attempt', records, () => write(records.map(decoded))),
         // Alone means its own transaction, not one shared with other partitions' batches.
         one: (record) => recordAttempts(sql, [decoded(record)]),
         deadLetter: (record, error) => deadLetterPoison(deadLetters, record, error),
@@ -45,13 +47,13 @@ export function createAttemptsHandler(sql: SqlClient, deadLetters: DeadLetters):
 }
 
 /** The recorder role: the only writer of delivery state, fed by `relay.attempts`. */
-export function createRecorderConsumer(broker: Broker, sql: SqlClient, deadLetters: DeadLetters) {
+export function createRecorderConsumer(broker: Broker, sql: SqlClient, deadLetters: DeadLetters, tracer: RelayTracer) {
   return broker.consumer({
     groupId: RECORDER_GROUP,
     topics: [ATTEMPTS_TOPIC],
     fromBeginning: true,
     maxBatchSize: 1000,
     concurrency: 4,
-    handleBatch: createAttemptsHandler(sql, deadLetters),
+    handleBatch: createAttemptsHandler(sql, deadLetters, tracer),
   });
 }

@@ -3,7 +3,7 @@ import { RECORDER_GROUP } from '../../libs/pipeline/topology.js';
 import { createRecorderConsumer } from './recorder-consumer.js';
 
 /** Stores what the deliverers report: attempts, delivery and event states. */
-export const buildRecorderRole: RoleBuilder = ({ broker, store, deadLetters }) => {
-  const consumer = createRecorderConsumer(broker, store.sql, deadLetters);
+export const buildRecorderRole: RoleBuilder = ({ broker, store, deadLetters, tracer }) => {
+  const consumer = createRecorderConsumer(broker, store.sql, deadLetters, tracer);
   return { name: 'recorder', start: () => consumer.start(), stop: () => consumer.stop(), consumerGroups: [RECORDER_GROUP] };
 };

@@ -13,6 +13,8 @@ import { openStoredPayload, sealedPayload, storedPayload, storedSealedPayload } 
 import type { RoutedTarget } from '../../libs/routing/route-targets.js';
 import { planRoutes, type PlannedEvent, type RoutePlan, type TransformationRunner } from '../../libs/transformations/route-transformations.js';
 import { livePayloadPolicies, storeEvents, storeFailedEvent, type NewEvent } from '../../libs/ledger/stored-events.js';
+import { recordTraceparent, withTraceparent } from '../../libs/tracing/record-trace.js';
+import { endFailed, type RelayTracer, type Span } from '../../libs/tracing/relay-tracer.js';
 
 /** What routing needs; the composition root wires the store, the broker and the route cache in. */
 export interface RouterDeps {
@@ -32,6 +34,7 @@ export interface RouterDeps {
   lanes?: boolean;
   /** Runs routes' transformations (libs/transformations/route-transformations.ts); absent where no route has one (tests, benches). */
   transformations?: TransformationRunner;
+  tracer: RelayTracer;
 }
 
 /**
@@ -49,7 +52,12 @@ async function markFailedEvent(deps: RouterDeps, record: BrokerRecord, detail: s
   });
 }
 
-type IngestEvent = ReturnType<typeof decodeIngestMessage>;
+/** A record's event, with the trace context its gateway span handed on. */
+type IngestEvent = ReturnType<typeof decodeIngestMessage> & { traceparent: string | undefined };
+
+function decodeIngestEvent(record: BrokerRecord): IngestEvent {
+  return { ...decodeIngestMessage(record), traceparent: recordTraceparent(record) };
+}
 
 /**
  * Consumes a batch of `relay.ingest`: persists events and pending deliveries in one transaction, then
@@ -59,7 +67,7 @@ type IngestEvent = ReturnType<typeof decodeIngestMessage>;
  * aside with its event marked, and the rest go on.
  */
 export async function routeEvents(deps: RouterDeps, batch: RecordBatch): Promise<void> {
-  const { rounds, decoded } = decodedRounds(batch.records, decodeIngestMessage, (event) => event.meta.orgId);
+  const { rounds, decoded } = decodedRounds(batch.records, decodeIngestEvent, (event) => event.meta.orgId);
   for (const round of rounds) {
     await handleIsolatingPoison(round, {
       all: (records) => routeRecords(deps, records.map(decoded)),
@@ -79,7 +87,19 @@ function routedEvent(deps: RouterDeps, meta: IngestMeta, body: Buffer): PlannedE
   };
 }
 
+/** One span per event, over its filters, transformations, storing and fan-out. */
 async function routeRecords(deps: RouterDeps, events: IngestEvent[]): Promise<void> {
+  const spans = events.map((event) => deps.tracer.start('route', event.traceparent, { attributes: { 'relay.event_id': event.meta.eventId, 'relay.source_id': event.meta.sourceId } }));
+  try {
+    await routeTraced(deps, events, spans);
+  } catch (error) {
+    for (const span of spans) endFailed(span, error);
+    throw error;
+  }
+  for (const span of spans) span.end();
+}
+
+async function routeTraced(deps: RouterDeps, events: IngestEvent[], spans: Span[]): Promise<void> {
   const targets = await Promise.all(events.map((event) => deps.routesFor(event.meta.sourceId)));
   // One budget an event for its filters, then its search text: the filters decide deliveries, so they go first.
   const budgets = events.map(() => new FieldBudget());
@@ -87,7 +107,7 @@ async function routeRecords(deps: RouterDeps, events: IngestEvent[]): Promise<vo
   const plans = events.map((event, index) => planRoutes(targets[index]!, routedEvent(deps, event.meta, event.body), deps.transformations, budgets[index]!));
   const now = deps.now();
   const routed = await deps.sql.transaction(async (tx) => {
-    const stored: ((typeof events)[number] & { plan: RoutePlan })[] = [];
+    const stored: ((typeof events)[number] & { plan: RoutePlan; span: Span })[] = [];
     const planned: NewEvent[] = [];
     const live = await livePayloadPolicies(tx, events.map((event) => event.meta.sourceId));
     for (const [index, event] of events.entries()) {
@@ -96,8 +116,8 @@ async function routeRecords(deps: RouterDeps, events: IngestEvent[]): Promise<vo
       if (!policy) continue;
       const { meta, body } = event;
       const payload = meta.sealed ? storedSealedPayload(body, meta.contentType, policy, deps.secrets, budgets[index]) : storedPayload(body, meta.contentType, policy, deps.secrets, budgets[index]);
-      stored.push({ ...event, plan: plans[index]! });
-      planned.push({ meta, payload, ...plans[index]! });
+      stored.push({ ...event, plan: plans[index]!, span: spans[index]! });
+      planned.push({ meta, payload, ...plans[index]!, traceId: spans[index]!.spanContext().traceId });
     }
     const deliveries = await storeEvents(tx, planned, now);
     return stored.map((event, index) => ({ ...event, deliveries: deliveries[index]! }));
@@ -106,15 +126,16 @@ async function routeRecords(deps: RouterDeps, events: IngestEvent[]): Promise<vo
   // ordering is not known here, gets its own topic.
   const ordered = new Map(targets.flat().map((target) => [target.destinationId, target.destinationOrdered]));
   const byTopic = new Map<string, OutgoingMessage[]>();
-  for (const { meta, body, deliveries, plan } of routed) {
+  for (const { meta, body, deliveries, plan, span } of routed) {
+    span.setAttributes({ 'relay.deliveries': deliveries.length, 'relay.filtered_routes': plan.filteredRouteIds.length });
     for (const delivery of deliveries) {
       const job = firstAttemptJob({ ...meta, providerHeaders: meta.headers }, delivery);
       const target = plan.targets.find((planned) => planned.destinationId === delivery.destinationId);
       const jobPlan = target && { transformationId: target.report?.id, transformed: target.transformed, delaySeconds: target.delaySeconds };
       const { topic, message } = firstAttemptMessage(withLane(job, deps.lanes === true, ordered.get(delivery.destinationId) ?? true), body, jobPlan, deps.now(), deps.secrets);
       const messages = byTopic.get(topic);
-      if (messages) messages.push(message);
-      else byTopic.set(topic, [message]);
+      if (messages) messages.push(withTraceparent(message, span));
+      else byTopic.set(topic, [withTraceparent(message, span)]);
     }
   }
   await Promise.all([...byTopic].map(([topic, messages]) => deps.publish(topic, messages)));

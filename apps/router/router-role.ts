@@ -7,7 +7,7 @@ import { createRouterConsumer } from './router-consumer.js';
 import { createSearchIndexer } from './search-indexer.js';
 
 /** Stores ingested events and fans them out to their destinations' jobs. */
-export const buildRouterRole: RoleBuilder = async ({ config, broker, store, publish, secrets, deadLetters, metrics, limits }) => {
+export const buildRouterRole: RoleBuilder = async ({ config, broker, store, publish, secrets, deadLetters, metrics, limits, tracer }) => {
   const routeTargets = createRouteTargets(store.sql);
   const sandbox = await createTransformSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
   const consumer = createRouterConsumer(broker, {
@@ -19,6 +19,7 @@ export const buildRouterRole: RoleBuilder = async ({ config, broker, store, publ
     secrets,
     deadLetters,
     lanes: Boolean(config.kafkaBrokers),
+    tracer,
   });
   return {
     name: 'router',

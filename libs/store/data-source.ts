@@ -30,6 +30,7 @@ import { SqliteSearchChunks1795305600021 } from './migrations/0022-sqlite-search
 import { RevokedApiKeys1795305600022 } from './migrations/0023-revoked-api-keys.js';
 import { SealedDestinationHeaders1795305600023 } from './migrations/0024-sealed-destination-headers.js';
 import { TransformationsRouteDelay1795305600024 } from './migrations/0025-transformations-route-delay.js';
+import { EventTraceIds1795305600031 } from './migrations/0032-event-trace-ids.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -65,6 +66,7 @@ export const FOUNDATION_MIGRATIONS = [
   RevokedApiKeys1795305600022,
   SealedDestinationHeaders1795305600023,
   TransformationsRouteDelay1795305600024,
+  EventTraceIds1795305600031,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';

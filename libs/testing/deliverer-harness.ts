@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createRelayTracer } from '../tracing/relay-tracer.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -143,6 +144,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
       gone,
       lines: createSqlSourceLines(store.sql),
       logger: quietLogger,
+      tracer: createRelayTracer({ serviceName: 'deliverer-harness', sampleRatio: 1 }),
       jitter: 0,
       maxInFlight: options.maxInFlight,
       maxInFlightPerSource: options.maxInFlightPerSource,

@@ -1,5 +1,5 @@
 import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
-import { parentContext, TRACEPARENT_HEADER, traceparentOf, type Span } from './relay-tracer.js';
+import { endFailed, parentContext, TRACEPARENT_HEADER, traceparentOf, type RelayTracer, type Span } from './relay-tracer.js';
 
 /**
  * The trace context travels in every pipeline record's `traceparent` header (both brokers carry
@@ -17,4 +17,17 @@ export function recordTraceparent(record: BrokerRecord): string | undefined {
 /** The trace id of the record's context, when it carries a valid one. */
 export function recordTraceId(record: BrokerRecord): string | undefined {
   return parentContext(recordTraceparent(record))?.traceId;
+}
+
+/** Runs `work` for `records` under one span per record, each a child of the record's context. */
+export async function tracedRecords<T>(tracer: RelayTracer, name: string, records: readonly BrokerRecord[], work: () => Promise<T>): Promise<T> {
+  const spans = records.map((record) => tracer.start(name, recordTraceparent(record)));
+  try {
+    const result = await work();
+    for (const span of spans) span.end();
+    return result;
+  } catch (error) {
+    for (const span of spans) endFailed(span, error);
+    throw error;
+  }
 }
