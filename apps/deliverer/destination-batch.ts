@@ -1,5 +1,5 @@
 import type { AttemptOutcome } from '../../libs/delivery/attempt-outcome.js';
-import { recordTraceparent } from '../../libs/tracing/record-trace.js';
+import { recordLogFields, recordTraceparent } from '../../libs/tracing/record-trace.js';
 import { endFailed, SpanKind, traceparentOf, type RelayTracer, type Span } from '../../libs/tracing/relay-tracer.js';
 import type { BatchOutcome, BrokerRecord, RecordBatch } from '../../libs/broker/broker.js';
 import { isGone } from '../../libs/delivery/attempt-outcome.js';
@@ -153,7 +153,7 @@ export function createDestinationBatchHandler(deps: DestinationBatchDeps) {
     /** A record that cannot be delivered for a reason of its own goes to relay.dead; the batch goes on. */
     const poisoned = (error: unknown, job?: DeliveryJob): Launch => {
       if (isDependencyFailure(error)) throw error;
-      deps.logger.error({ topic, partition: batch.partition, offset: record.offset, err: error }, 'Undeliverable delivery job sent to relay.dead');
+      deps.logger.error({ topic, partition: batch.partition, offset: record.offset, ...recordLogFields(record), err: error }, 'Undeliverable delivery job sent to relay.dead');
       return { task: deps.reporter.poisoned(record, error, job).then(() => 'done'), stop: false };
     };
     if (!decoded) return poisoned(unreadable);

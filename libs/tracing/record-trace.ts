@@ -31,3 +31,9 @@ export async function tracedRecords<T>(tracer: RelayTracer, name: string, record
     throw error;
   }
 }
+
+/** The trace and span ids a log line about this record carries (none for records of older relays). */
+export function recordLogFields(record: BrokerRecord): { traceId?: string; spanId?: string } {
+  const context = parentContext(recordTraceparent(record));
+  return context ? { traceId: context.traceId, spanId: context.spanId } : {};
+}
