@@ -1,3 +1,4 @@
+import { createRelayTracer } from '../libs/tracing/relay-tracer.js';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -155,7 +156,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
       sending: { sender: counted, maxInFlight: options.maxInFlight, maxInFlightPerSource: options.maxInFlightPerSource },
       checks: { breakerOptions: options.breakerOptions },
       retries: { jitter: 0 },
-      observe: { metrics, logger: quietLogger },
+      observe: { metrics, logger: quietLogger, tracer: createRelayTracer({ serviceName: 'deliverer-harness', sampleRatio: 1 }) },
       clock: { now: options.now, schedule: options.schedule },
     });
     requestsSent.set(made, 0);

@@ -1,3 +1,4 @@
+import { createRelayTracer } from '../libs/tracing/relay-tracer.js';
 import type { BrokerRecord, OutgoingMessage } from '../libs/broker/broker.js';
 import { payloadHash } from '../libs/dedup/payload-hash.js';
 import { newId } from '../libs/ids/ids.js';
@@ -72,6 +73,7 @@ export async function seedEvent(h: ApiHarness, seed: EventSeed): Promise<SeededE
       routesFor: async () => (seed.targets ?? []).map((target) => ({ ...target, routeId: `rte_${target.destinationId}`, filter: null, destinationOrdered: false, transformation: null, delaySeconds: 0 })),
       publish: async (topic, messages) => void jobs.push(...messages.map((m) => ({ topic, message: m }))),
       now: () => receivedAt + 5,
+      tracer: createRelayTracer({ serviceName: 'event-fixtures', sampleRatio: 1 }),
       secrets: h.secrets,
       // A seed is a well-formed record: one the router sets aside would be a broken fixture.
       deadLetters: async (reason) => {

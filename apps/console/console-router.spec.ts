@@ -12,8 +12,10 @@ import { consoleRouter } from './console-router.js';
 /** The issue's budget for the first load: the page's scripts, as sent compressed. */
 const FIRST_LOAD_SCRIPT_BUDGET = 250 * 1024;
 
+const TRACE_TEMPLATE = 'http://jaeger.test:16686/trace/{traceId}';
+
 async function serve(assets: ConsoleAssets | undefined): Promise<RunningServer> {
-  return startHttpServer(createHttpApp([consoleRouter(assets)], createLogger({ level: 'silent' })), { port: 0, host: '127.0.0.1' });
+  return startHttpServer(createHttpApp([consoleRouter(assets, { traceUrlTemplate: TRACE_TEMPLATE })], createLogger({ level: 'silent' })), { port: 0, host: '127.0.0.1' });
 }
 
 const get = (server: RunningServer, path: string, headers: Record<string, string> = {}) => request(`${server.url}${path}`, { headers });
@@ -38,6 +40,13 @@ describe('console files at /console', () => {
     const plain = await get(server, '/console/');
     expect(plain.headers['content-encoding']).to.equal(undefined);
     expect(await plain.body.text()).to.contain('<div id="app">');
+  });
+
+  it("tells the console where an event's trace is (RELAY_TRACE_URL_TEMPLATE)", async () => {
+    const answer = await get(server, '/console/settings.json');
+    expect(answer.statusCode).to.equal(200);
+    expect(answer.headers['cache-control']).to.equal('no-cache');
+    expect(await answer.body.json()).to.deep.equal({ traceUrlTemplate: TRACE_TEMPLATE });
   });
 
   it('keeps the first load under 250 KB of compressed script, and names no other origin', async () => {

@@ -24,12 +24,23 @@ function send(ctx: Context, asset: ConsoleAsset): void {
   }
 }
 
+/** What the console is told of the relay's settings: where an event's trace can be looked at. */
+export interface ConsoleSettings {
+  /** RELAY_TRACE_URL_TEMPLATE, `{traceId}` to be replaced; null when unset. */
+  traceUrlTemplate: string | null;
+}
+
 /**
  * `/console`: the web console's static files, built by `npm ci`. Its pages are hash routes, so every
  * page is the one document at /console; it uses the public /api with the key the person signs in with.
  */
-export function consoleRouter(assets: ConsoleAssets | undefined): Router {
+export function consoleRouter(assets: ConsoleAssets | undefined, settings: ConsoleSettings): Router {
   const router = new Router({ prefix: '/console' });
+  router.get('/settings.json', (ctx) => {
+    ctx.set(SECURITY_HEADERS);
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.body = settings;
+  });
   router.get(['/', '/*rest'], (ctx) => {
     if (!assets) throw new UnavailableError('The console was not built: run `npm run build` (npm ci does it)');
     const path = ctx.path.slice('/console'.length) || '/';

@@ -1,3 +1,5 @@
+import { withTraceparent } from '../../libs/tracing/record-trace.js';
+import type { Span } from '../../libs/tracing/relay-tracer.js';
 import type { BrokerRecord, OutgoingMessage, Producer } from '../../libs/broker/broker.js';
 import { isGone, type AttemptOutcome } from '../../libs/delivery/attempt-outcome.js';
 import { nextAttemptPlan, tierFor, type JitterOptions } from '../../libs/delivery/retry-schedule.js';
@@ -23,6 +25,8 @@ export interface SentAttempt {
   target: DeliveryTarget;
   outcome: AttemptOutcome;
   startedAt: number;
+  /** The attempt's span: the recorder's write and the retry continue under it. */
+  span: Span;
 }
 
 /** `errorKind` of the attempt recorded for a job whose destination was deleted. */
@@ -71,7 +75,7 @@ export function createAttemptReporter(options: AttemptReporterOptions) {
      * An attempt that reached the sender: recorded, then retried through a tier or dead-lettered.
      * Resolves with the delivery's status after it.
      */
-    async sent({ job, body, target, outcome, startedAt }: SentAttempt): Promise<AttemptRecord['deliveryStatus']> {
+    async sent({ job, body, target, outcome, startedAt, span }: SentAttempt): Promise<AttemptRecord['deliveryStatus']> {
       const completedAt = now();
       const plan = nextAttemptPlan(target.retryPolicy, job.attemptNumber, outcome, { ...options.jitter, nowMs: completedAt });
       const deliveryStatus = plan.kind === 'retry' ? 'retrying' : plan.kind;
@@ -89,10 +93,10 @@ export function createAttemptReporter(options: AttemptReporterOptions) {
       });
       metrics.deliveryAttempts.inc({ destination: target.id, outcome: deliveryStatus });
       metrics.deliveryAttemptDuration.observe({ destination: target.id }, outcome.latencyMs / 1000);
-      await publish(ATTEMPTS_TOPIC, [encodeAttemptRecord(attempt)]);
+      await publish(ATTEMPTS_TOPIC, [withTraceparent(encodeAttemptRecord(attempt), span)]);
       if (plan.kind === 'retry') {
         const tier = tierFor(plan.delayMs);
-        await publish(retryTierTopic(tier), [encodeDeliveryJob({ ...job, attemptNumber: job.attemptNumber + 1, dueAt: plan.dueAt }, body)]);
+        await publish(retryTierTopic(tier), [withTraceparent(encodeDeliveryJob({ ...job, attemptNumber: job.attemptNumber + 1, dueAt: plan.dueAt }, body), span)]);
         metrics.retriesScheduled.inc({ tier: tier.name });
       } else if (plan.kind === 'failed') {
         const reason = isGone(outcome) ? 'destination_gone' : 'retries_exhausted';

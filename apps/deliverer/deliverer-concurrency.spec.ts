@@ -1,3 +1,4 @@
+import { createRelayTracer } from '../../libs/tracing/relay-tracer.js';
 import { expect } from 'chai';
 import { newId } from '../../libs/ids/ids.js';
 import { encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
@@ -87,7 +88,7 @@ describe('deliverer: concurrency', function () {
         broker: h.broker,
         destinations: { lookup: createStoreDeliveryLookup(h.store, h.secrets), secrets: h.secrets, gone: h.gone, lines: createSqlSourceLines(h.store.sql, h.deadLetters) },
         retries: { jitter: 0 },
-        observe: { metrics: h.metrics, logger: createLogger({ level: 'silent' }) },
+        observe: { metrics: h.metrics, logger: createLogger({ level: 'silent' }), tracer: createRelayTracer({ serviceName: 'deliverer-concurrency-spec', sampleRatio: 1 }) },
       };
       expect(() => createDeliverer({ ...options, sending: { sender, maxInFlightPerDestination: 4, maxInFlightPerSource: 5 } })).to.throw(RangeError, /maxInFlightPerSource/);
       expect(() => createDeliverer({ ...options, sending: { sender, maxInFlightPerSource: 0 } })).to.throw(RangeError, /maxInFlightPerSource/);

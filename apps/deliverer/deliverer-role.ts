@@ -13,7 +13,7 @@ import { createGoneDestinations } from './gone-destinations.js';
 import { createSqlSourceLines } from '../../libs/ordering/source-lines.js';
 
 /** Sends jobs to destinations, with breakers, rate limits and retry tiers; reports every attempt. */
-export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce, deadLetters }): Role => {
+export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce, deadLetters, tracer }): Role => {
   const deliverer = createDeliverer({
     broker,
     destinations: {
@@ -40,7 +40,7 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
         ),
     },
     retries: { jitter: config.retryJitter },
-    observe: { metrics, logger },
+    observe: { metrics, logger, tracer },
   });
   // Refreshing a Kafka subscription means a rebalance (seconds): it runs behind, one at a time, and
   // never holds up the API answer or the config consumer. Jobs wait in their topic meanwhile.

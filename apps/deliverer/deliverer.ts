@@ -1,3 +1,4 @@
+import type { RelayTracer } from '../../libs/tracing/relay-tracer.js';
 import type { Broker } from '../../libs/broker/broker.js';
 import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import type { DeliveryLookup } from '../../libs/delivery/delivery-lookup.js';
@@ -69,7 +70,8 @@ export interface DelivererOptions {
   checks?: CheckOptions;
   /** Fraction of each retry delay added or removed at random (`RELAY_RETRY_JITTER`). */
   retries: JitterOptions;
-  observe: { metrics: RelayMetrics; logger: DelivererLogger };
+  /** Metrics, logs, and the attempts' and retry waits' spans. */
+  observe: { metrics: RelayMetrics; logger: DelivererLogger; tracer: RelayTracer };
   clock?: {
     now?: () => number;
     /**
@@ -207,6 +209,7 @@ function handlersFor(parts: Parts, running: RunningIntake, limits: ReturnType<ty
       logger.warn({ destinationId: target.id }, 'Destination answered 410 Gone: disabled, its jobs are held until it is enabled again');
     },
     logger,
+    tracer: options.observe.tracer,
     now,
     stopping: isStopping,
     disabledRecheckMs: options.destinations.lookupCacheTtlMs ?? 60_000,
@@ -222,7 +225,7 @@ function handlersFor(parts: Parts, running: RunningIntake, limits: ReturnType<ty
       maxRecordsInFlight: LANE_RECORDS_PER_PROCESS_PLACE * limits.maxInFlight,
       logger,
     }),
-    retries: createRetryTierHandler({ producer: options.broker.producer(), reporter, holds: running.retryHolds, now, stopping: isStopping }),
+    retries: createRetryTierHandler({ producer: options.broker.producer(), reporter, holds: running.retryHolds, now, stopping: isStopping, tracer: options.observe.tracer }),
   };
 }
 

@@ -1,5 +1,7 @@
 import type { BatchOutcome, BrokerRecord, RecordBatch } from '../../libs/broker/broker.js';
-import { isGone } from '../../libs/delivery/attempt-outcome.js';
+import { isGone, type AttemptOutcome } from '../../libs/delivery/attempt-outcome.js';
+import { recordLogFields, recordTraceparent } from '../../libs/tracing/record-trace.js';
+import { endFailed, SpanKind, traceparentOf, type RelayTracer, type Span } from '../../libs/tracing/relay-tracer.js';
 import { buildDeliveryRequest, type DeliveryRequest } from '../../libs/delivery/build-request.js';
 import type { CircuitBreakers } from '../../libs/delivery/circuit-breakers.js';
 import type { TargetSender } from '../../libs/delivery/target-port.js';
@@ -40,6 +42,8 @@ export interface DestinationBatchDeps {
   /** Called after a `410 Gone` is recorded; resolves once the destination is disabled. */
   destinationGone(target: DeliveryTarget): Promise<void>;
   logger: DelivererLogger;
+  /** The attempts' spans. */
+  tracer: RelayTracer;
   now: () => number;
   stopping(): boolean;
   /** A disabled destination's topic is looked at again after this, should its re-enabling go unannounced. */
@@ -51,6 +55,14 @@ export interface DestinationBatchDeps {
 }
 
 type TaskResult = 'done' | 'circuit_open';
+
+/** The attempt's span ends with its answer: the status code, or the error that took its place. */
+function endAttemptSpan(span: Span, outcome: AttemptOutcome): void {
+  if (outcome.statusCode !== null) span.setAttribute('http.response.status_code', outcome.statusCode);
+  if (outcome.ok) return void span.end();
+  if (outcome.errorKind) span.setAttribute('error.type', outcome.errorKind);
+  endFailed(span, new Error(outcome.error ?? `HTTP ${outcome.statusCode}`));
+}
 
 /** A record's work once started (`task`), and whether the records after it must wait for a later batch. */
 interface Launch {
@@ -123,7 +135,7 @@ async function placesFor(deps: DestinationBatchDeps, record: BrokerRecord, desti
 }
 
 /** This attempt's message: signed afresh, with a sealed body opened. Throws for a job no request can be built from. */
-function requestFor(deps: DestinationBatchDeps, job: DeliveryJob, body: Buffer, target: DeliveryTarget, sourceSlug: string | undefined): DeliveryRequest {
+function requestFor(deps: DestinationBatchDeps, job: DeliveryJob, body: Buffer, target: DeliveryTarget, sourceSlug: string | undefined, span: Span): DeliveryRequest {
   return buildDeliveryRequest({
     destination: target.destination,
     event: {
@@ -138,17 +150,20 @@ function requestFor(deps: DestinationBatchDeps, job: DeliveryJob, body: Buffer, 
     deliveryId: job.deliveryId,
     attemptNumber: job.attemptNumber,
     nowMs: deps.now(),
+    traceparent: traceparentOf(span),
   });
 }
 
 /** Sends through the breaker, then reports the outcome (attempt, retry or dead letter) and moves an ordered line on. */
-async function sendAndReport(deps: DestinationBatchDeps, topic: string, { job, body }: { job: DeliveryJob; body: Buffer }, target: DeliveryTarget, request: DeliveryRequest, release: () => void): Promise<TaskResult> {
+async function sendAndReport(deps: DestinationBatchDeps, topic: string, { job, body }: { job: DeliveryJob; body: Buffer }, target: DeliveryTarget, request: DeliveryRequest, release: () => void, span: Span): Promise<TaskResult> {
   const { guarded, startedAt } = await send(deps, target, request, job, release);
   if (guarded.kind === 'circuit_open') {
+    span.setAttribute('relay.circuit_open', true).end();
     holdForOpenCircuit(deps, topic, target.id);
     return 'circuit_open';
   }
-  const status = await deps.reporter.sent({ job, body, target, outcome: guarded.outcome, startedAt });
+  endAttemptSpan(span, guarded.outcome);
+  const status = await deps.reporter.sent({ job, body, target, outcome: guarded.outcome, startedAt, span });
   if (isGone(guarded.outcome)) await stopForGone(deps, topic, target);
   if (target.ordering === 'source' && status !== 'retrying') await nextInLine(deps, job);
   return 'done';
@@ -160,7 +175,7 @@ async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, 
   /** A record that cannot be delivered for a reason of its own goes to relay.dead; the batch goes on. */
   const poisoned = (error: unknown, job?: DeliveryJob): Launch => {
     if (isDependencyFailure(error)) throw error;
-    deps.logger.error({ topic, partition: batch.partition, offset: record.offset, err: error }, 'Undeliverable delivery job sent to relay.dead');
+    deps.logger.error({ topic, partition: batch.partition, offset: record.offset, ...recordLogFields(record), err: error }, 'Undeliverable delivery job sent to relay.dead');
     return { task: deps.reporter.poisoned(record, error, job).then(() => 'done'), stop: false };
   };
   if (!decoded) return poisoned(unreadable);
@@ -189,17 +204,22 @@ async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, 
     deps.holds.hold({ topic }, HOLD.rateLimited, waitMs);
     return STOP;
   }
+  const span = deps.tracer.start('attempt', recordTraceparent(record), {
+    kind: SpanKind.CLIENT,
+    attributes: { 'relay.destination_id': target.id, 'relay.delivery_id': job.deliveryId, 'relay.attempt': job.attemptNumber },
+  });
   let request: DeliveryRequest;
   try {
-    request = requestFor(deps, job, body, target, sourceSlug);
+    request = requestFor(deps, job, body, target, sourceSlug, span);
   } catch (error) {
     release();
+    endFailed(span, error);
     return poisoned(error, job);
   }
   // Open or half open: at most one trial gets through, so nothing starts until this one is answered.
   // The state is read in the same synchronous step as the breaker's own decision in `run`.
   const trial = deps.breakers.circuitState(target.id) !== 'closed';
-  const task = sendAndReport(deps, topic, { job, body }, target, request, release);
+  const task = sendAndReport(deps, topic, { job, body }, target, request, release, span);
   if (!trial) return { task, stop: false };
   const result = await task.catch(() => 'failed');
   return { task, stop: result !== 'done' };

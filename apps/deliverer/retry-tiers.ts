@@ -1,4 +1,6 @@
 import type { BatchOutcome, OutgoingMessage, Producer, RecordBatch } from '../../libs/broker/broker.js';
+import { recordTraceparent, withTraceparent } from '../../libs/tracing/record-trace.js';
+import type { RelayTracer } from '../../libs/tracing/relay-tracer.js';
 import { RETRY_TIERS, tierFor, type RetryTier } from '../../libs/delivery/retry-schedule.js';
 import { decodeDeliveryJob, deliveryJobMessage, encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
 import { isDependencyFailure } from '../../libs/pipeline/poison-records.js';
@@ -16,6 +18,7 @@ export interface RetryTierDeps {
   holds: PauseHolds;
   now: () => number;
   stopping(): boolean;
+  tracer: RelayTracer;
 }
 
 const SHORTEST_TIER = RETRY_TIERS[0]!;
@@ -70,9 +73,12 @@ export function createRetryTierHandler(deps: RetryTierDeps) {
         break;
       }
       const { topic: next, message } = job.dueAt <= now ? deliveryJobMessage(job, body) : { topic: retryTierTopic(tierFor(job.dueAt - now)), message: encodeDeliveryJob(job, body) };
+      // The wait in this tier, seen whole once it is over: the next attempt is its child.
+      const waited = deps.tracer.start('retry wait', recordTraceparent(record), { startTime: record.timestamp, attributes: { 'relay.retry_tier': tier.name, 'relay.attempt': job.attemptNumber } });
+      waited.end(now);
       const list = moves.get(next);
-      if (list) list.push(message);
-      else moves.set(next, [message]);
+      if (list) list.push(withTraceparent(message, waited));
+      else moves.set(next, [withTraceparent(message, waited)]);
     }
     const published = await Promise.allSettled([...poisoned, ...[...moves].map(([topic, messages]) => deps.producer.send(topic, messages))]);
     // All of it again (at least once): what did get published is moved twice, which only costs a duplicate.

@@ -17,7 +17,7 @@ export interface GatewayRole extends Role {
 export const isGatewayRole = (role: Role): role is GatewayRole => role.name === 'gateway' && 'dedup' in role;
 
 /** Takes webhooks at `/ingest`: resolves and verifies the source, deduplicates, publishes to relay.ingest. */
-export const buildGatewayRole: RoleBuilder<GatewayRole> = async ({ config, store, secrets, limits, metrics, logger, publish, tuning }) => {
+export const buildGatewayRole: RoleBuilder<GatewayRole> = async ({ config, store, secrets, limits, metrics, logger, publish, tuning, tracer }) => {
   const resolver = createSourceResolver({
     lookup: { organizationBySlug: (slug) => store.organizations.bySlug(slug), sourceBySlug: (orgId, slug) => store.sources.findOneBy(orgId, { slug }) },
     secrets,
@@ -46,6 +46,7 @@ export const buildGatewayRole: RoleBuilder<GatewayRole> = async ({ config, store
       publish: (topic, message) => publish(topic, [message], { gather: true }),
       seal: (body) => sealedPayload(body, secrets).bytes,
       now: tuning.gatewayClock ?? Date.now,
+      tracer,
     },
     metrics,
     admission: new AdmissionGate(config.ingestMaxInFlight),

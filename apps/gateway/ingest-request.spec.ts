@@ -1,3 +1,4 @@
+import { createRelayTracer } from '../../libs/tracing/relay-tracer.js';
 import { expect } from 'chai';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -48,6 +49,7 @@ describeEachStore('ingestRequest', (target) => {
       },
       seal: (body) => sealedPayload(body, secrets).bytes,
       now: Date.now,
+      tracer: createRelayTracer({ serviceName: 'ingest-request-spec', sampleRatio: 1 }),
     };
     server = http.createServer((request, response) => {
       const [, , org, source] = request.url!.split('/');
@@ -98,5 +100,25 @@ describeEachStore('ingestRequest', (target) => {
     expect(received.status, received.text).to.equal(200);
     const metas = published.map((message) => JSON.parse(message.headers!['relay-meta']!) as IngestMeta);
     expect(metas.find((meta) => meta.eventId === received.body.eventId)).to.include({ sourceSlug: slug });
+  });
+
+  it("continues the sender's traceparent in the published record, and starts a real trace without one", async () => {
+    const { slug } = await fixture.createSource();
+    const traceOf = (eventId: string) => {
+      const message = published.find((candidate) => (JSON.parse(candidate.headers!['relay-meta']!) as IngestMeta).eventId === eventId);
+      return message?.headers?.traceparent?.split('-');
+    };
+    const senderTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const continued = await call('POST', `/ingest/${fixture.org.slug}/${slug}`, { rawBody: '{"a":1}', headers: { 'content-type': 'application/json', traceparent: `00-${senderTrace}-00f067aa0ba902b7-01` } });
+    expect(continued.status, continued.text).to.equal(200);
+    const [, traceId, parentId] = traceOf(continued.body.eventId)!;
+    expect(traceId).to.equal(senderTrace);
+    expect(parentId).to.match(/^[0-9a-f]{16}$/).and.not.equal('00f067aa0ba902b7');
+
+    const started = await call('POST', `/ingest/${fixture.org.slug}/${slug}`, { rawBody: '{"a":2}', headers: { 'content-type': 'application/json', traceparent: 'not-a-traceparent' } });
+    const [version, newTrace, newParent] = traceOf(started.body.eventId)!;
+    expect(version).to.equal('00');
+    expect(newTrace).to.match(/^[0-9a-f]{32}$/).and.not.match(/^0+$/).and.not.equal(senderTrace);
+    expect(newParent).to.match(/^[0-9a-f]{16}$/).and.not.match(/^0+$/);
   });
 });

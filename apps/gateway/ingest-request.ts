@@ -14,6 +14,8 @@ import { readRawBody } from './raw-body.js';
 import type { SourceRateLimits } from './source-rate-limits.js';
 import type { ResolvedSource } from './source-resolver.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/topology.js';
+import { withTraceparent } from '../../libs/tracing/record-trace.js';
+import { endFailed, SpanKind, TRACEPARENT_HEADER, type RelayTracer, type Span } from '../../libs/tracing/relay-tracer.js';
 
 /** The ports ingest runs on; the composition root wires the store, the broker and the cache in. */
 export interface IngestDeps {
@@ -27,6 +29,7 @@ export interface IngestDeps {
   /** Seals a body (the secret box): a source with `encryptFields` never has its plaintext in the log. */
   seal(body: Buffer): Buffer;
   now(): number;
+  tracer: RelayTracer;
 }
 
 export interface IngestInput {
@@ -83,9 +86,27 @@ function receivedHeaders(request: IncomingMessage): Record<string, string | stri
 
 /**
  * Accepts one webhook: resolve, filter, limit, read, verify, dedup, publish. Answers `received` only
- * after the broker holds the event durably; nothing is published for any refused request.
+ * after the broker holds the event durably; nothing is published for any refused request. Its span
+ * continues the sender's `traceparent` or starts the webhook's trace, which the record carries on.
  */
 export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promise<IngestResult> {
+  const inbound = input.request.headers[TRACEPARENT_HEADER];
+  const span = deps.tracer.start('ingest', typeof inbound === 'string' ? inbound : undefined, {
+    kind: SpanKind.SERVER,
+    attributes: { 'relay.organization': input.orgSlug, 'relay.source': input.sourceSlug },
+  });
+  try {
+    const result = await acceptWebhook(deps, input, span);
+    span.setAttributes({ 'relay.event_id': result.eventId, 'relay.ingest_status': result.status });
+    span.end();
+    return result;
+  } catch (error) {
+    endFailed(span, error);
+    throw error;
+  }
+}
+
+async function acceptWebhook(deps: IngestDeps, input: IngestInput, span: Span): Promise<IngestResult> {
   const receivedAt = deps.now();
   const { deadline } = input;
   const resolved = await deadline.wait('store', deps.resolveSource(input.orgSlug, input.sourceSlug));
@@ -98,6 +119,7 @@ export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promi
   const signature = verifySignature({ config: resolved.verification, previousSecret: resolved.previousSecret, rawBody: body, headers, publicUrl: input.publicUrl, nowMs: deps.now() });
   if (!signature.valid && resolved.source.rejectInvalidSignatures) throw new InvalidSignatureError(signature.reason ?? 'invalid');
   const validatedAt = deps.now();
+  span.addEvent('verified', { 'relay.signature_valid': signature.valid });
   const contentType = typeof headers['content-type'] === 'string' ? headers['content-type'] : null;
   const eventId = newId('evt');
   const bodySha256 = sha256Hex(body);
@@ -112,6 +134,7 @@ export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promi
     headers,
   });
   const holder = await deadline.wait('store', deps.dedup.claim(resolved.source.id, keys, eventId, validatedAt));
+  span.addEvent('deduplicated', { 'relay.duplicate': holder !== null });
   const meta: IngestMeta = {
     eventId: holder ?? eventId,
     orgId: resolved.org.id,
@@ -134,11 +157,11 @@ export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promi
   const logged = sealed ? { meta: { ...meta, sealed: true as const }, body: deps.seal(body) } : { meta, body };
   if (holder !== null) {
     // Answering `duplicate` promises the holder is durable; its own publish may have been lost to a crash (IngestMeta.duplicate).
-    await deadline.wait('broker', deps.publish(INGEST_TOPIC, encodeIngestMessage({ ...logged.meta, duplicate: true }, logged.body)));
+    await deadline.wait('broker', deps.publish(INGEST_TOPIC, withTraceparent(encodeIngestMessage({ ...logged.meta, duplicate: true }, logged.body), span)));
     return { eventId: holder, status: 'duplicate' };
   }
   try {
-    await deadline.wait('broker', deps.publish(INGEST_TOPIC, encodeIngestMessage(logged.meta, logged.body)));
+    await deadline.wait('broker', deps.publish(INGEST_TOPIC, withTraceparent(encodeIngestMessage(logged.meta, logged.body), span)));
   } catch (error) {
     // Not acknowledged, so not accepted: free the keys so the provider's retry is not called a duplicate.
     // The release gets what the wait budget has left and runs on past it; the answer names the publish's
@@ -146,5 +169,6 @@ export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promi
     await deadline.wait('store', deps.dedup.release(resolved.source.id, keys, eventId)).catch(() => undefined);
     throw error;
   }
+  span.addEvent('published');
   return { eventId, status: 'received' };
 }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { createRelayTracer } from '../../libs/tracing/relay-tracer.js';
 import type { BrokerRecord } from '../../libs/broker/broker.js';
 import { newId } from '../../libs/ids/ids.js';
 import { createPendingDeliveries } from '../../libs/ledger/deliveries.js';
@@ -9,6 +10,8 @@ import { FIRST_ROUND_SHARE } from '../../libs/pipeline/fair-rounds.js';
 import { insertEventRow, openStoreFixture, sourceRow, type StoreFixture } from '../../libs/testing/store-fixtures.js';
 import { describeEachStore } from '../../libs/testing/store-targets.js';
 import { createAttemptsHandler } from './recorder-consumer.js';
+
+const tracer = createRelayTracer({ serviceName: 'recorder-consumer-spec', sampleRatio: 1 });
 
 describeEachStore('the recorder', (target) => {
   let fixture: StoreFixture;
@@ -64,7 +67,7 @@ describeEachStore('the recorder', (target) => {
     });
     const handle = createAttemptsHandler(counting, async () => {
       throw new Error('nothing here should be dead-lettered');
-    });
+    }, tracer);
     const batches = await Promise.all([0, 1, 2, 3].map(async (partition) => ({ topic: ATTEMPTS_TOPIC, partition, records: [await deliveredAttempt(), await deliveredAttempt()] })));
     await Promise.all(batches.map((batch) => handle(batch)));
     expect(transactions).to.equal(1);
@@ -87,7 +90,7 @@ describeEachStore('the recorder', (target) => {
     });
     const handle = createAttemptsHandler(observing, async () => {
       throw new Error('nothing here should be dead-lettered');
-    });
+    }, tracer);
     const many = [];
     for (let i = 0; i < 3 * FIRST_ROUND_SHARE; i += 1) many.push(await deliveredAttempt());
     const few = await deliveredAttempt({ orgId: other.id, sourceId: otherSource.id });

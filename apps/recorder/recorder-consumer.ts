@@ -1,4 +1,6 @@
 import type { Broker, RecordBatch } from '../../libs/broker/broker.js';
+import { tracedRecords } from '../../libs/tracing/record-trace.js';
+import type { RelayTracer } from '../../libs/tracing/relay-tracer.js';
 import { decodeAttemptRecord, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
 import { decodedRounds } from '../../libs/pipeline/fair-rounds.js';
@@ -35,13 +37,13 @@ export type OnDisabled = (destinations: DisabledDestination[]) => Promise<void>;
  * records in turn (fair-rounds.ts), so one organization's many attempts do not hold up another's; a record
  * that fails on its own set aside.
  */
-export function createAttemptsHandler(sql: SqlClient, deadLetters: DeadLetters, onDisabled: OnDisabled = async () => {}): (batch: RecordBatch) => Promise<void> {
+export function createAttemptsHandler(sql: SqlClient, deadLetters: DeadLetters, tracer: RelayTracer, onDisabled: OnDisabled = async () => {}): (batch: RecordBatch) => Promise<void> {
   const write = attemptWriter(sql, onDisabled);
   return async (batch) => {
     const { rounds, decoded } = decodedRounds(batch.records, decodeAttemptRecord, (attempt) => attempt.orgId);
     for (const round of rounds) {
       await handleIsolatingPoison(round, {
-        all: (records) => write(records.map(decoded)),
+        all: (records) => tracedRecords(tracer, 'record attempt', records, () => write(records.map(decoded))),
         // Alone means its own transaction, not one shared with other partitions' batches.
         one: async (record) => onDisabled(await recordAttempts(sql, [decoded(record)])),
         deadLetter: (record, error) => deadLetterPoison(deadLetters, record, error),
@@ -52,13 +54,13 @@ export function createAttemptsHandler(sql: SqlClient, deadLetters: DeadLetters, 
 }
 
 /** The recorder role: the only writer of delivery state, fed by `relay.attempts`. */
-export function createRecorderConsumer(broker: Broker, sql: SqlClient, deadLetters: DeadLetters, onDisabled: OnDisabled) {
+export function createRecorderConsumer(broker: Broker, sql: SqlClient, deadLetters: DeadLetters, tracer: RelayTracer, onDisabled: OnDisabled) {
   return broker.consumer({
     groupId: RECORDER_GROUP,
     topics: [ATTEMPTS_TOPIC],
     fromBeginning: true,
     maxBatchSize: 1000,
     concurrency: 4,
-    handleBatch: createAttemptsHandler(sql, deadLetters, onDisabled),
+    handleBatch: createAttemptsHandler(sql, deadLetters, tracer, onDisabled),
   });
 }

@@ -182,6 +182,18 @@ describe('ops files (Prometheus, Grafana, docker compose) against a running rela
       expect(readYaml('ops/prometheus/prometheus.yml').rule_files).to.deep.equal(['alerts.yml']);
     });
 
+    it("sends every relay service's spans to the collector, which hands them to Jaeger, where the console links", function () {
+      const collector = readYaml('ops/otel/collector.yaml');
+      const [collectorHost, collectorPort] = new URL(compose['x-relay-env'].OTEL_EXPORTER_OTLP_ENDPOINT).host.split(':');
+      expect(compose.services).to.have.property(collectorHost!);
+      expect(collector.receivers.otlp.protocols.http.endpoint).to.equal(`0.0.0.0:${collectorPort}`);
+      expect(compose.services[collectorHost!].volumes[0]).to.match(new RegExp(`^./ops/otel/collector.yaml:${compose.services[collectorHost!].command[0].split('=')[1]}:ro$`));
+      const [jaegerHost] = collector.exporters[collector.service.pipelines.traces.exporters[0]].endpoint.split(':');
+      expect(compose.services[jaegerHost].environment.COLLECTOR_OTLP_ENABLED).to.equal('true');
+      expect(compose.services[jaegerHost].ports).to.include('16686:16686');
+      for (const [name, service] of relayServices) expect(service.environment.RELAY_TRACE_URL_TEMPLATE, name).to.contain('localhost:16686/trace/{traceId}');
+    });
+
     it('lets Kafka take the largest plan payload at the default limits, with the same limit as the topic script', function () {
       const brokerLimit = Number(compose.services.kafka.environment.KAFKA_MESSAGE_MAX_BYTES);
       expect(brokerLimit).to.be.above(largestPayloadBytes(DEFAULT_PLAN_LIMITS) + 64 * 1024);

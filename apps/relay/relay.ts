@@ -37,6 +37,7 @@ import { startLagReporter } from './lag-reporter.js';
 import { pipelineThreads, type PipelineThreadsOptions } from './pipeline-threads.js';
 import { closerStack, storeOptions, type Closers } from './thread-parts.js';
 import { readinessCheck } from './readiness.js';
+import { createRelayTracer } from '../../libs/tracing/relay-tracer.js';
 
 export interface RunningRelay {
   url: string;
@@ -161,6 +162,9 @@ export async function startRoles(
 ): Promise<Role[]> {
   const { logger, metrics, closers } = parts;
   const { store, broker, secrets, limits } = backends;
+  const tracer = createRelayTracer(config.tracing);
+  // Closed last: the roles' final spans are exported on the way out.
+  closers.push(() => tracer.close());
   const producer = broker.producer();
   const publish: Infrastructure['publish'] = (topic, messages, options) => producer.send(topic, messages, options);
   const deadLetters = createDeadLetters(publish, metrics.deadLetters);
@@ -177,6 +181,7 @@ export async function startRoles(
     deadLetters,
     announce: configChannel.announce,
     tuning: parts.tuning ?? {},
+    tracer,
   };
 
   const roles: Role[] = [];

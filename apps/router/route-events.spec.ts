@@ -1,3 +1,4 @@
+import { createRelayTracer } from '../../libs/tracing/relay-tracer.js';
 import { expect } from 'chai';
 import type { BrokerRecord, OutgoingMessage } from '../../libs/broker/broker.js';
 import { payloadHash } from '../../libs/dedup/payload-hash.js';
@@ -40,6 +41,7 @@ describeEachStore('routeEvents', (target) => {
     routesFor: async () => destinations.map((d) => ({ ...d, routeId: `rte_${d.destinationId}`, filter: null, destinationOrdered: false, transformation: null, delaySeconds: 0 })),
     publish: async (topic, messages) => void published.push(...messages.map((message) => ({ topic, message }))),
     now: () => 1_700_000_000_000,
+    tracer: createRelayTracer({ serviceName: 'route-events-spec', sampleRatio: 1 }),
     secrets: createSecretBox(Buffer.alloc(32, 3)),
     deadLetters: async (reason) => {
       throw new Error(`dead-lettered: ${reason}`);

@@ -14,6 +14,8 @@ import { openStoredPayload, sealedPayload, storedPayload, storedSealedPayload } 
 import type { RoutedTarget } from '../../libs/routing/route-targets.js';
 import { planRoutes, type PlannedEvent, type RoutePlan, type TransformationRunner } from '../../libs/transformations/route-transformations.js';
 import { livePayloadPolicies, storeEvents, storeFailedEvent, type NewEvent } from '../../libs/ledger/stored-events.js';
+import { recordTraceparent, withTraceparent } from '../../libs/tracing/record-trace.js';
+import { endFailed, type RelayTracer, type Span } from '../../libs/tracing/relay-tracer.js';
 
 /** What routing needs; the composition root wires the store, the broker and the route cache in. */
 export interface RouterDeps {
@@ -35,6 +37,7 @@ export interface RouterDeps {
   transformations?: TransformationRunner;
   /** How long an organization's transformations may take of a batch before the rest of its records wait (createEventRouter). */
   transformationBudgetMs?: number;
+  tracer: RelayTracer;
 }
 
 /** The sandbox's default time limit: an organization's share of a batch is one slowest call. */
@@ -55,7 +58,12 @@ async function markFailedEvent(deps: RouterDeps, record: BrokerRecord, detail: s
   });
 }
 
-type IngestEvent = ReturnType<typeof decodeIngestMessage>;
+/** A record's event, with the trace context its gateway span handed on. */
+type IngestEvent = ReturnType<typeof decodeIngestMessage> & { traceparent: string | undefined };
+
+function decodeIngestEvent(record: BrokerRecord): IngestEvent {
+  return { ...decodeIngestMessage(record), traceparent: recordTraceparent(record) };
+}
 
 /** An event's routing worked out before its transaction: its routes, its plan and the field budget both spend. */
 interface PlannedRouting {
@@ -95,7 +103,7 @@ export function createEventRouter(deps: RouterDeps): { routeBatch(batch: RecordB
 
   return {
     async routeBatch(batch) {
-      const { rounds, decoded } = decodedRounds(batch.records, decodeIngestMessage, (event) => event.meta.orgId);
+      const { rounds, decoded } = decodedRounds(batch.records, decodeIngestEvent, (event) => event.meta.orgId);
       const planned = new Map<IngestEvent, PlannedRouting>();
       const spentMs = new Map<string, number>();
       const later = new Map<string, BrokerRecord[]>();
@@ -197,14 +205,26 @@ function routedEvent(deps: RouterDeps, meta: IngestMeta, body: Buffer): PlannedE
   };
 }
 
+/** One span per event, over its filters, transformations, storing and fan-out. */
 async function routeRecords(deps: RouterDeps, events: IngestEvent[], routingOf: (event: IngestEvent) => Promise<PlannedRouting>): Promise<void> {
+  const spans = events.map((event) => deps.tracer.start('route', event.traceparent, { attributes: { 'relay.event_id': event.meta.eventId, 'relay.source_id': event.meta.sourceId } }));
+  try {
+    await routeTraced(deps, events, routingOf, spans);
+  } catch (error) {
+    for (const span of spans) endFailed(span, error);
+    throw error;
+  }
+  for (const span of spans) span.end();
+}
+
+async function routeTraced(deps: RouterDeps, events: IngestEvent[], routingOf: (event: IngestEvent) => Promise<PlannedRouting>, spans: Span[]): Promise<void> {
   const routings = await Promise.all(events.map(routingOf));
   const plans = routings.map((routing) => routing.plan);
   const budgets = routings.map((routing) => routing.budget);
   const targets = routings.map((routing) => routing.targets);
   const now = deps.now();
   const routed = await deps.sql.transaction(async (tx) => {
-    const stored: ((typeof events)[number] & { plan: RoutePlan })[] = [];
+    const stored: ((typeof events)[number] & { plan: RoutePlan; span: Span })[] = [];
     const planned: NewEvent[] = [];
     const live = await livePayloadPolicies(tx, events.map((event) => event.meta.sourceId));
     for (const [index, event] of events.entries()) {
@@ -213,8 +233,8 @@ async function routeRecords(deps: RouterDeps, events: IngestEvent[], routingOf: 
       if (!policy) continue;
       const { meta, body } = event;
       const payload = meta.sealed ? storedSealedPayload(body, meta.contentType, policy, deps.secrets, budgets[index]) : storedPayload(body, meta.contentType, policy, deps.secrets, budgets[index]);
-      stored.push({ ...event, plan: plans[index]! });
-      planned.push({ meta, payload, ...plans[index]! });
+      stored.push({ ...event, plan: plans[index]!, span: spans[index]! });
+      planned.push({ meta, payload, ...plans[index]!, traceId: spans[index]!.spanContext().traceId });
     }
     const deliveries = await storeEvents(tx, planned, now);
     return stored.map((event, index) => ({ ...event, deliveries: deliveries[index]! }));
@@ -223,15 +243,16 @@ async function routeRecords(deps: RouterDeps, events: IngestEvent[], routingOf: 
   // ordering is not known here, gets its own topic.
   const ordered = new Map(targets.flat().map((target) => [target.destinationId, target.destinationOrdered]));
   const byTopic = new Map<string, OutgoingMessage[]>();
-  for (const { meta, body, deliveries, plan } of routed) {
+  for (const { meta, body, deliveries, plan, span } of routed) {
+    span.setAttributes({ 'relay.deliveries': deliveries.length, 'relay.filtered_routes': plan.filteredRouteIds.length });
     for (const delivery of deliveries) {
       const job = firstAttemptJob({ ...meta, providerHeaders: meta.headers }, delivery);
       const target = plan.targets.find((planned) => planned.destinationId === delivery.destinationId);
       const jobPlan = target && { transformationId: target.report?.id, transformed: target.transformed, delaySeconds: target.delaySeconds };
       const { topic, message } = firstAttemptMessage(withLane(job, deps.lanes === true, ordered.get(delivery.destinationId) ?? true), body, jobPlan, deps.now(), deps.secrets);
       const messages = byTopic.get(topic);
-      if (messages) messages.push(message);
-      else byTopic.set(topic, [message]);
+      if (messages) messages.push(withTraceparent(message, span));
+      else byTopic.set(topic, [withTraceparent(message, span)]);
     }
   }
   await Promise.all([...byTopic].map(([topic, messages]) => deps.publish(topic, messages)));

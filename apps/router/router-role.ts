@@ -6,7 +6,7 @@ import { ROUTER_GROUP } from '../../libs/pipeline/topology.js';
 import { createRouterConsumer } from './router-consumer.js';
 
 /** Stores ingested events and fans them out to their destinations' jobs. */
-export const buildRouterRole: RoleBuilder = async ({ config, broker, store, publish, secrets, deadLetters, metrics, limits }) => {
+export const buildRouterRole: RoleBuilder = async ({ config, broker, store, publish, secrets, deadLetters, metrics, limits, tracer }) => {
   const routeTargets = createRouteTargets(store.sql);
   const sandbox = await createThreadedSandbox({ timeoutMs: config.transformTimeoutMs, memoryMb: config.transformMemoryMb });
   const consumer = createRouterConsumer(broker, {
@@ -19,6 +19,7 @@ export const buildRouterRole: RoleBuilder = async ({ config, broker, store, publ
     secrets,
     deadLetters,
     lanes: Boolean(config.kafkaBrokers),
+    tracer,
   });
   return {
     name: 'router',

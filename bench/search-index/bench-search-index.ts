@@ -10,6 +10,7 @@
  * Run: node --import tsx bench/search-index/bench-search-index.ts [--events 20000] [--batch 200] [--stores sqlite,postgres]
  * PostgreSQL: a fresh database on TEST_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres), dropped after.
  */
+import { createRelayTracer } from '../../libs/tracing/relay-tracer.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -114,6 +115,7 @@ async function measure(kind: 'sqlite' | 'postgres', variant: Variant): Promise<v
       now: Date.now,
       secrets: createSecretBox(Buffer.alloc(32, 7)),
       deadLetters: async () => undefined,
+      tracer: createRelayTracer({ serviceName: 'bench-search-index', sampleRatio: 1 }),
     };
     const batches = Array.from({ length: Math.ceil(EVENTS / BATCH) }, (_, b) =>
       Array.from({ length: Math.min(BATCH, EVENTS - b * BATCH) }, (_, i) => record(org.id, source.id, b * BATCH + i)),

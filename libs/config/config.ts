@@ -59,6 +59,10 @@ export interface Config {
    * `503 OVERLOADED` at once (docs/decisions/0089-ingest-overload-shed.md).
    */
   ingestMaxInFlight: number;
+  /** The standard OTEL_* variables this relay reads (libs/tracing/relay-tracer.ts); traces are exported only with an endpoint. */
+  tracing: TracingConfig;
+  /** RELAY_TRACE_URL_TEMPLATE: where the console links an event's trace, `{traceId}` replaced. */
+  traceUrlTemplate?: string;
   /** RELAY_TRANSFORM_TIMEOUT_MS: a transformation's time per call. */
   transformTimeoutMs: number;
   /** RELAY_TRANSFORM_MEMORY_MB: a transformation's memory per call. */
@@ -171,6 +175,30 @@ function topicPrefix(env: Env): string {
 /** Measured on the default at its sustained rates (docs/decisions/0089-ingest-overload-shed.md). */
 export const DEFAULT_INGEST_MAX_IN_FLIGHT = 512;
 
+export interface TracingConfig {
+  /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL), else OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`; unset: nothing exported. */
+  tracesEndpoint?: string;
+  /** OTEL_SERVICE_NAME, default `webhook-relay`. */
+  serviceName: string;
+  /** OTEL_TRACES_SAMPLER_ARG when OTEL_TRACES_SAMPLER is `traceidratio` or `parentbased_traceidratio`: the share of new traces exported. */
+  sampleRatio: number;
+}
+
+function tracing(env: Env): TracingConfig {
+  const base = url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']);
+  const tracesEndpoint = url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['http:', 'https:']) ?? (base === undefined ? undefined : `${base}/v1/traces`);
+  const sampler = oneOf(env, 'OTEL_TRACES_SAMPLER', ['always_on', 'parentbased_always_on', 'traceidratio', 'parentbased_traceidratio'] as const, 'parentbased_always_on');
+  const sampleRatio = sampler.endsWith('traceidratio') ? decimal(env, 'OTEL_TRACES_SAMPLER_ARG', 1, 0, 1) : 1;
+  return { tracesEndpoint, serviceName: read(env, 'OTEL_SERVICE_NAME') ?? 'webhook-relay', sampleRatio };
+}
+
+function traceUrlTemplate(env: Env): string | undefined {
+  const raw = read(env, 'RELAY_TRACE_URL_TEMPLATE');
+  if (raw !== undefined && !raw.includes('{traceId}')) throw new ConfigError('RELAY_TRACE_URL_TEMPLATE', 'must contain {traceId}');
+  if (raw !== undefined) url(env, 'RELAY_TRACE_URL_TEMPLATE', ['http:', 'https:']);
+  return raw;
+}
+
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 /** Reads and validates the environment. Throws ConfigError naming the first bad variable. */
@@ -213,6 +241,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     // Loopback unless asked: the metrics name every organization's destinations.
     metricsHost: read(env, 'METRICS_HOST') ?? '127.0.0.1',
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    tracing: tracing(env),
+    traceUrlTemplate: traceUrlTemplate(env),
     shutdownTimeoutMs: integer(env, 'RELAY_SHUTDOWN_TIMEOUT_MS', 15000, 0, 600000),
     apiRequestsPerSecond: integer(env, 'RELAY_API_REQUESTS_PER_SECOND', 100, 1, 1_000_000),
     // At most the deliveries one bulk replay may create, so one event's replay always fits in one.

@@ -177,6 +177,20 @@ describe('buildDeliveryRequest', () => {
       expect(request.headers['content-type']).to.equal('application/json; charset=utf-8');
     });
 
+    it("sends the attempt's traceparent in place of the sender's and of a configured one", () => {
+      const attempt = '00-4bf92f3577b34da6a3ce929d0e0e4736-a3ce929d0e0e4736-01';
+      const request = buildDeliveryRequest({
+        destination: { url: 'https://example.com/hook', method: 'POST', headers: { TraceParent: 'configured' }, authType: 'none', signingSecret },
+        event: event({ providerHeaders: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } }),
+        deliveryId: 'dlv_trace',
+        attemptNumber: 1,
+        nowMs: Date.now(),
+        traceparent: attempt,
+      });
+      const named = Object.entries(request.headers).filter(([name]) => name.toLowerCase() === 'traceparent');
+      expect(named).to.deep.equal([['traceparent', attempt]]);
+    });
+
     it('drops framing headers from the destination headers but sends the rest', async () => {
       const received = await deliver({
         destination: destinationFor(sink, {

@@ -40,6 +40,8 @@ export interface DeliveryRequestInput {
   /** 1-based. */
   attemptNumber: number;
   nowMs: number;
+  /** The attempt span's W3C context: the destination's request continues the webhook's trace. */
+  traceparent?: string;
 }
 
 export interface DeliveryRequest {
@@ -52,7 +54,7 @@ export interface DeliveryRequest {
 /**
  * Builds one attempt's request. Headers are laid in layers, a later layer replacing an earlier one
  * with the same name in any letter case: provider headers (filtered) and Content-Type, the
- * destination's headers, the auth header, the X-Relay-* headers, the Standard Webhooks signature.
+ * destination's headers, the auth header, the X-Relay-* headers and traceparent, the Standard Webhooks signature.
  * The signature covers this attempt's timestamp, so each attempt is signed afresh.
  */
 export function buildDeliveryRequest(input: DeliveryRequestInput): DeliveryRequest {
@@ -72,6 +74,8 @@ export function buildDeliveryRequest(input: DeliveryRequestInput): DeliveryReque
   headers.set('X-Relay-Attempt', String(attemptNumber));
   headers.set('X-Relay-Source', event.sourceSlug ?? event.sourceId);
   if (!event.signatureValid) headers.set('X-Relay-Signature-Valid', 'false');
+  // Replaces the sender's own: the request's parent is this attempt, in the sender's trace.
+  if (input.traceparent) headers.set('traceparent', input.traceparent);
 
   const timestamp = Math.floor(nowMs / 1000);
   headers.set('webhook-id', deliveryId);

@@ -31,6 +31,8 @@ export interface EventRecord {
   ingestQuery: string | null;
   /** JSON text: the ids of the routes whose filters turned the event away; null before filters existed. */
   filteredRouteIds: string | null;
+  /** The event's W3C trace id; null for events stored before traces. */
+  traceId: string | null;
 }
 
 export interface EventSummaryRecord {
@@ -91,7 +93,7 @@ const EVENT_COLUMNS = `e.id, e.source_id AS "sourceId", s.name AS "sourceName", 
   e.payload_expired_at AS "payloadExpiredAt", e.signature_valid AS "signatureValid", e.received_at AS "receivedAt",
   e.validated_at AS "validatedAt", e.queued_at AS "queuedAt", e.created_at AS "createdAt", e.deliveries_count AS "deliveriesCount",
   e.deliveries_succeeded AS "deliveriesSucceeded", e.deliveries_failed AS "deliveriesFailed", e.failure_reason AS "failureReason",
-  e.ingest_path AS "ingestPath", e.ingest_query AS "ingestQuery", e.filtered_route_ids AS "filteredRouteIds"`;
+  e.ingest_path AS "ingestPath", e.ingest_query AS "ingestQuery", e.filtered_route_ids AS "filteredRouteIds", e.trace_id AS "traceId"`;
 
 const DELIVERY_COLUMNS = `id, destination_id AS "destinationId", destination_name AS "destinationName", status, attempt_count AS "attemptCount",
   last_status_code AS "statusCode", last_error AS "error", latency_ms AS "latencyMs", delivered_at AS "deliveredAt", failure_reason AS "failureReason", transformation, created_at AS "createdAt"`;

@@ -19,6 +19,8 @@ export interface NewEvent {
   filteredRouteIds: string[];
   /** Routes whose transformation failed: their deliveries are stored `failed`, with no attempt. */
   failed?: (DeliveryTargetName & { report: TransformationReport })[];
+  /** The event's W3C trace id, from its ingest record (null for records of older gateways). */
+  traceId: string | null;
 }
 
 interface EventState {
@@ -26,16 +28,17 @@ interface EventState {
   deliveries: number;
   failureReason: string | null;
   filteredRouteIds: string[];
+  traceId: string | null;
 }
 
 const EVENT_COLUMNS = `id, org_id, source_id, status, headers, content_type, payload, payload_sealed, payload_text, payload_size, payload_hash,
   signature_valid, client_ip, received_at, validated_at, queued_at, created_at, deliveries_count, deliveries_succeeded, deliveries_failed, failure_reason,
-  ingest_path, ingest_query, filtered_route_ids`;
+  ingest_path, ingest_query, filtered_route_ids, trace_id`;
 
 /** Events are inserted unless they exist (a redelivered record). */
 const EVENT_INSERT = {
   head: `INSERT INTO events (${EVENT_COLUMNS})`,
-  row: '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?)',
+  row: '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?, ?)',
   tail: 'ON CONFLICT (id) DO NOTHING',
 };
 
@@ -64,6 +67,7 @@ function eventValues(tx: SqlClient, meta: IngestMeta, payload: StoredPayload, st
     meta.path ?? null,
     meta.query ? JSON.stringify(meta.query) : null,
     JSON.stringify(state.filteredRouteIds),
+    state.traceId,
   ];
 }
 
@@ -77,8 +81,8 @@ const touchSource = (tx: SqlClient, sourceId: string, at: number) => tx.run('UPD
  * Returns each event's deliveries, in the order given.
  */
 export async function storeEvents(tx: SqlClient, events: NewEvent[], now: number): Promise<StoredDelivery[][]> {
-  const rows = events.map(({ meta, payload, targets, filteredRouteIds }) =>
-    eventValues(tx, meta, payload, { status: targets.length === 0 ? 'delivered' : 'pending', deliveries: targets.length, failureReason: null, filteredRouteIds }, now),
+  const rows = events.map(({ meta, payload, targets, filteredRouteIds, traceId }) =>
+    eventValues(tx, meta, payload, { status: targets.length === 0 ? 'delivered' : 'pending', deliveries: targets.length, failureReason: null, filteredRouteIds, traceId }, now),
   );
   const inserted = new Set((await allForRows<{ id: string }>(tx, { ...EVENT_INSERT, tail: `${EVENT_INSERT.tail} RETURNING id` }, rows)).map((row) => row.id));
   // An id twice in the batch is inserted by its first record; a later one is a redelivery of it.
@@ -124,7 +128,7 @@ async function pendingDeliveries(tx: SqlClient, eventIds: string[]): Promise<Map
  * stored one so (a duplicate's copy changes nothing), in the caller's transaction.
  */
 export async function storeFailedEvent(tx: SqlClient, meta: IngestMeta, payload: StoredPayload, failureReason: string, now: number): Promise<void> {
-  const inserted = await runForRows(tx, EVENT_INSERT, [eventValues(tx, meta, payload, { status: 'failed', deliveries: 0, failureReason, filteredRouteIds: [] }, now)]);
+  const inserted = await runForRows(tx, EVENT_INSERT, [eventValues(tx, meta, payload, { status: 'failed', deliveries: 0, failureReason, filteredRouteIds: [], traceId: null }, now)]);
   if (inserted > 0) await touchSource(tx, meta.sourceId, meta.receivedAt);
   else if (!meta.duplicate) await tx.run(`UPDATE events SET status = 'failed', failure_reason = ? WHERE id = ?`, [failureReason, meta.eventId]);
 }

@@ -1,3 +1,4 @@
+import type { RelayTracer } from '../tracing/relay-tracer.js';
 import type Router from '@koa/router';
 import type { Broker, OutgoingMessage, SendOptions } from '../broker/broker.js';
 import type { Config } from '../config/config.js';
@@ -38,6 +39,8 @@ export interface Infrastructure {
   /** Applies a change in this process at once, then tells every other process (relay.config). */
   announce(change: ConfigChange): Promise<void>;
   tuning: RoleTuning;
+  /** Spans of each webhook's trace (libs/tracing): exported over OTLP only when configured. */
+  tracer: RelayTracer;
 }
 
 /**

@@ -33,6 +33,7 @@ import { TransformationsRouteDelay1795305600024 } from './migrations/0025-transf
 import { DestinationTypes1795305600025 } from './migrations/0026-destination-types.js';
 import { IssuesNotificationsAutoDisable1795305600026 } from './migrations/0027-issues-notifications-auto-disable.js';
 import { PreviousSecrets1795305600029 } from './migrations/0030-previous-secrets.js';
+import { EventTraceIds1795305600031 } from './migrations/0032-event-trace-ids.js';
 
 export interface DataSourceOptions {
   /** `postgres://...` selects PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -71,6 +72,7 @@ export const FOUNDATION_MIGRATIONS = [
   DestinationTypes1795305600025,
   IssuesNotificationsAutoDisable1795305600026,
   PreviousSecrets1795305600029,
+  EventTraceIds1795305600031,
 ];
 
 export type DatabaseKind = 'sqlite' | 'postgres';

@@ -6,7 +6,7 @@ import { createDestination, createSource, orgIds, recordTries, seedEvent, type S
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const EVENT_KEYS = [
   'id', 'sourceId', 'source', 'status', 'headers', 'contentType', 'payloadSize', 'payloadHash', 'signatureValid',
-  'deliveriesCount', 'deliveriesSucceeded', 'deliveriesFailed', 'failureReason', 'filteredRouteIds', 'receivedAt', 'createdAt',
+  'deliveriesCount', 'deliveriesSucceeded', 'deliveriesFailed', 'failureReason', 'filteredRouteIds', 'traceId', 'receivedAt', 'createdAt',
 ];
 
 describeEachStore('Event resources', (target) => {
@@ -51,6 +51,8 @@ describeEachStore('Event resources', (target) => {
       const response = await h.api('GET', `/api/events/${event.eventId}`);
       expect(response.status).to.equal(200);
       expect(Object.keys(response.body)).to.have.members(EVENT_KEYS);
+      // Its record carried no traceparent, so the router's span began the event's trace.
+      expect(response.body.traceId).to.match(/^[0-9a-f]{32}$/).and.not.match(/^0+$/);
       expect(response.body).to.deep.include({
         id: event.eventId,
         sourceId,

@@ -61,6 +61,7 @@ export function eventView(row: EventRecord, signatureHeader: string | null, extr
     deliveriesFailed: row.deliveriesFailed,
     failureReason: row.failureReason,
     filteredRouteIds: row.filteredRouteIds === null ? [] : (JSON.parse(row.filteredRouteIds) as string[]),
+    traceId: row.traceId,
     ...(extras.deliveries === undefined ? {} : { deliveries: extras.deliveries.map(deliveryView) }),
     receivedAt: isoTime(row.receivedAt),
     createdAt: isoTime(row.createdAt),

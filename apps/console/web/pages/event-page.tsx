@@ -23,7 +23,24 @@ interface EventDetail {
   payloadHash: string;
   signatureValid: boolean;
   receivedAt: string;
+  traceId?: string | null;
   deliveries?: { id: string; destinationId: string; destinationName?: string; status: string; attemptCount: number; latency: number | null; statusCode?: number | null; error?: string; deliveredAt: string | null }[];
+}
+
+/** The relay's RELAY_TRACE_URL_TEMPLATE, served beside the console's files. */
+async function traceUrlTemplate(): Promise<string | null> {
+  const answer = await fetch('/console/settings.json');
+  if (!answer.ok) return null;
+  return ((await answer.json()) as { traceUrlTemplate: string | null }).traceUrlTemplate;
+}
+
+function TraceLink({ traceId, template }: { traceId: string; template: string | null | undefined }) {
+  if (!template) return <code>{traceId}</code>;
+  return (
+    <a href={template.replaceAll('{traceId}', encodeURIComponent(traceId))} target="_blank" rel="noreferrer">
+      <code>{traceId}</code>
+    </a>
+  );
 }
 
 function PayloadText({ payload }: { payload: EventPayload }) {
@@ -41,6 +58,7 @@ export function EventPage({ id }: { id: string }) {
   // Read apart, so a payload the API cannot show (expired, unreadable) costs only its own panel.
   const payload = useLoad(() => api.get<EventPayload>(`/events/${id}`, { includePayload: true }), [id]);
   const timeline = useLoad(() => api.get<Timeline>(`/events/${id}/timeline`), [id]);
+  const traceTemplate = useLoad(traceUrlTemplate, []);
   const refresh = () => {
     event.reload();
     timeline.reload();
@@ -79,6 +97,14 @@ export function EventPage({ id }: { id: string }) {
               <dt>Received</dt>
               <dd>{when(current.receivedAt)}</dd>
             </div>
+            {current.traceId && (
+              <div>
+                <dt>Trace</dt>
+                <dd>
+                  <TraceLink traceId={current.traceId} template={traceTemplate.data} />
+                </dd>
+              </div>
+            )}
             <div>
               <dt>Signature</dt>
               <dd>{current.signatureValid ? 'valid' : 'invalid'}</dd>

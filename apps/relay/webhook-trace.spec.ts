@@ -1,0 +1,78 @@
+import { expect } from 'chai';
+import { describeEachBackend } from '../../libs/testing/backend-targets.js';
+import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../../libs/testing/otlp-receiver.js';
+import { startRelayHarness, type RelayHarness } from '../../testing/relay-harness.js';
+import { waitFor } from '../../libs/testing/wait-for.js';
+
+const SENDER_TRACE = '0af7651916cd43dd8448eb211c80319c';
+const SENDER_SPAN = 'b7ad6b7169203331';
+
+/** The spans one webhook with one retry leaves: gateway, router, two attempts, the tier's wait, two writes. */
+const EXPECTED = ['ingest', 'route', 'attempt', 'retry wait', 'attempt', 'record attempt', 'record attempt'];
+
+function hasAll(spans: ReceivedSpan[]): boolean {
+  const names = spans.map((span) => span.name);
+  return EXPECTED.every((name) => names.filter((found) => found === name).length >= EXPECTED.filter((wanted) => wanted === name).length);
+}
+
+describeEachBackend('one trace per webhook, exported over OTLP', (target) => {
+  // On Kafka a new destination's topic joins the deliverer's subscription through a group rebalance.
+  const settleMs = target.name.includes('Kafka') ? 40_000 : 15_000;
+  let receiver: OtlpReceiver;
+  let harness: RelayHarness;
+  let sink: HttpSink | undefined;
+
+  before(async function () {
+    this.timeout(60_000);
+    receiver = await startOtlpReceiver();
+    harness = await startRelayHarness(this, target, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'relay-under-test' });
+  });
+
+  after(async function () {
+    this.timeout(30_000);
+    await sink?.close();
+    await harness?.stop();
+    await receiver?.close();
+  });
+
+  it("continues the sender's trace through every hop, a retry included, to the destination's requests", async function () {
+    this.timeout(settleMs * 4);
+    sink = await startHttpSink([respond(500), respond(200)]);
+    const source = await harness.api('POST', '/api/sources', { body: { name: 'Traced', slug: 'traced' } });
+    const destination = await harness.api('POST', '/api/destinations', { body: { name: 'Traced receiver', url: `${sink.url}/hook`, retryPolicy: { maxRetries: 3, initialDelay: 100 } } });
+    expect(destination.status, JSON.stringify(destination.body)).to.equal(201);
+    expect((await harness.api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: destination.body.id } })).status).to.equal(201);
+
+    const ingested = await harness.api('POST', '/ingest/default/traced', {
+      key: null,
+      rawBody: '{"order":1}',
+      headers: { 'content-type': 'application/json', traceparent: `00-${SENDER_TRACE}-${SENDER_SPAN}-01` },
+    });
+    expect(ingested.status, ingested.text).to.equal(200);
+
+    const requests = await sink.waitForRequests(2, settleMs);
+    const parents = requests.map((request) => String(request.headers.traceparent).split('-'));
+    for (const [, traceId] of parents) expect(traceId).to.equal(SENDER_TRACE);
+
+    const spans = await waitFor('the trace to be exported', () => receiver.spans().filter((span) => span.traceId === SENDER_TRACE), hasAll, settleMs * 2);
+    expect(new Set(spans.map((span) => span.serviceName))).to.deep.equal(new Set(['relay-under-test']));
+    const byName = (name: string) => spans.filter((span) => span.name === name);
+    const [ingest] = byName('ingest');
+    const [route] = byName('route');
+    const [wait] = byName('retry wait');
+    const attempts = byName('attempt').sort((a, b) => Number(a.attributes['relay.attempt']) - Number(b.attributes['relay.attempt']));
+    expect(ingest!.parentSpanId).to.equal(SENDER_SPAN);
+    expect(route!.parentSpanId).to.equal(ingest!.spanId);
+    expect(attempts.map((span) => span.attributes['http.response.status_code'])).to.deep.equal([500, 200]);
+    expect(attempts[0]!.parentSpanId).to.equal(route!.spanId);
+    expect(wait!.parentSpanId).to.equal(attempts[0]!.spanId);
+    expect(attempts[1]!.parentSpanId).to.equal(wait!.spanId);
+    // Each request's parent is its own attempt's span.
+    expect(parents.map(([, , parentId]) => parentId)).to.deep.equal(attempts.map((span) => span.spanId));
+    expect(byName('record attempt').map((span) => span.parentSpanId).sort()).to.deep.equal(attempts.map((span) => span.spanId).sort());
+
+    const event = await harness.api('GET', `/api/events/${ingested.body.eventId}`);
+    expect(event.body.traceId).to.equal(SENDER_TRACE);
+  });
+});
