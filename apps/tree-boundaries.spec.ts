@@ -25,9 +25,6 @@ function importsOf(file: string): string[] {
   );
 }
 
-/** apps/deliverer is split into its parts on a branch of its own; it joins this check once that lands. */
-const LENGTH_EXEMPT = 'apps/deliverer/';
-
 describe('Tree boundaries', () => {
   it('finds a raw statement and a direct store call, but not words in prose', () => {
     expect(sqlIn("await store.sql.all('SELECT id FROM destinations')")).to.have.length(1);
@@ -56,7 +53,7 @@ describe('Tree boundaries', () => {
 
   it('no code function in apps is over 80 lines', () => {
     const long = sourceFiles(APPS)
-      .filter((file) => !isSpec(file) && !relative(file).startsWith(LENGTH_EXEMPT))
+      .filter((file) => !isSpec(file))
       .flatMap((file) => longFunctions(fs.readFileSync(file, 'utf8'), 80).map((fn) => `${relative(file)}:${fn.line} (${fn.lines} lines)`));
     expect(long).to.deep.equal([]);
   });

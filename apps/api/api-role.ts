@@ -1,3 +1,4 @@
+import type { ConfigChange } from '../../libs/pipeline/config-change.js';
 import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import { httpTargetSender, type TargetSender } from '../../libs/delivery/target-port.js';
 import { createTargetSenders } from '../../libs/delivery/targets/target-senders.js';
@@ -90,18 +91,23 @@ export const buildApiRole: RoleBuilder = async ({ config, store, secrets, logger
       transformSandbox.dispose();
       await payloadViews.close();
     },
-    onConfigChange(change) {
-      if (change.kind === 'circuit') circuits.set(change.destinationId, change.state);
-      // A revoked key stops working in every process that hears this.
-      else if (change.kind === 'key') apiKeys.forget(change.id);
-      else {
-        // A changed or deleted destination starts over with a closed circuit (the deliverers reset it).
-        if (change.kind === 'destination' && change.action !== 'rotated') circuits.delete(change.id);
-        routeTargets.invalidate();
-      }
-    },
+    onConfigChange: forgetChanged(circuits, apiKeys, routeTargets),
   };
 };
+
+/** What the api role drops when configuration changes elsewhere. */
+function forgetChanged(circuits: Map<string, CircuitState>, apiKeys: { forget(id: string): void }, routeTargets: { invalidate(): void }) {
+  return (change: ConfigChange): void => {
+    if (change.kind === 'circuit') circuits.set(change.destinationId, change.state);
+    // A revoked key stops working in every process that hears this.
+    else if (change.kind === 'key') apiKeys.forget(change.id);
+    else {
+      // A changed or deleted destination starts over with a closed circuit (the deliverers reset it).
+      if (change.kind === 'destination' && change.action !== 'rotated') circuits.delete(change.id);
+      routeTargets.invalidate();
+    }
+  };
+}
 
 /** The sender of destination tests, every type, over the API's HTTP sender. */
 function destinationTestSender(httpSender: HttpSender, checkTarget: CheckTarget): TargetSender {
