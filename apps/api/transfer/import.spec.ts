@@ -266,7 +266,10 @@ describeEachStore('POST /api/sources/import and /api/destinations/import', (targ
         await db.query(`CREATE TRIGGER refuse_row BEFORE INSERT ON sources WHEN NEW.slug = '${REFUSED_SLUG}' BEGIN SELECT RAISE(ABORT, 'refused by the test trigger'); END`);
         await db.query(
           `CREATE TRIGGER race_row BEFORE INSERT ON sources WHEN NEW.slug = '${RACED_SLUG}' AND NEW.id <> 'src_race' BEGIN
-             INSERT INTO sources SELECT 'src_race', org_id, name, NEW.slug, description, provider, verification, secret_sealed,
+             INSERT INTO sources (id, org_id, name, slug, description, provider, verification, secret_sealed,
+               reject_invalid_signatures, rate_limit_per_minute, ip_filter_mode, ip_allowlist, ip_denylist, encrypt_fields, mask_fields,
+               dedup_enabled, dedup_strategy, dedup_window_hours, dedup_custom_header, enabled, last_event_at, created_at, updated_at)
+             SELECT 'src_race', org_id, name, NEW.slug, description, provider, verification, secret_sealed,
                reject_invalid_signatures, rate_limit_per_minute, ip_filter_mode, ip_allowlist, ip_denylist, encrypt_fields, mask_fields,
                dedup_enabled, dedup_strategy, dedup_window_hours, dedup_custom_header, enabled, last_event_at, created_at, updated_at
              FROM sources WHERE org_id = NEW.org_id LIMIT 1;
