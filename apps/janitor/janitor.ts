@@ -2,7 +2,8 @@ import type { Logger } from '../../libs/logging/logger.js';
 import type { DedupLedger } from '../../libs/store/dedup-ledger.js';
 import type { RateWindows } from '../../libs/store/rate-windows.js';
 import type { SqlClient } from '../../libs/store/sql-client.js';
-import { unrefSchedule, type Schedule } from '../../libs/time/schedule.js';
+import { periodicRun } from '../../libs/time/periodic-run.js';
+import type { Schedule } from '../../libs/time/schedule.js';
 import { deleteExpiredPreviousSigningSecrets } from '../../libs/destinations/previous-signing-secrets.js';
 import { deleteExpiredPreviousSecrets } from '../../libs/sources/previous-secrets.js';
 import { DAY_MS, purgeStatisticsBefore, sweepRetention, type RetentionPolicy, type SweepCounts } from '../../libs/ledger/retention.js';
@@ -43,13 +44,9 @@ export function createJanitor(options: JanitorOptions) {
   const now = options.now ?? Date.now;
   const intervalMs = options.intervalMs ?? 5 * 60_000;
   const batchSize = options.batchSize ?? 1000;
-  const scheduleTimer = options.schedule ?? unrefSchedule;
-  let cancelTimer: (() => void) | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = false;
 
   async function runOnce(at = now()): Promise<JanitorRun> {
-    const swept = await sweepRetention(options.sql, options, { now: at, batchSize, shouldStop: () => stopped });
+    const swept = await sweepRetention(options.sql, options, { now: at, batchSize, shouldStop: () => runs.stopping() });
     return {
       ...swept,
       dedupKeysPurged: await options.dedup.purgeExpired(at),
@@ -59,32 +56,20 @@ export function createJanitor(options: JanitorOptions) {
     };
   }
 
-  function schedule(delayMs: number): void {
-    if (stopped) return;
-    cancelTimer = scheduleTimer(() => {
-      cancelTimer = undefined;
-      running = runOnce()
-        .then((run) => options.logger.debug({ run }, 'janitor run'))
-        .catch((error) => options.logger.error({ err: error }, 'janitor run failed'))
-        .finally(() => {
-          running = undefined;
-          schedule(intervalMs);
-        });
-    }, delayMs);
-  }
+  const runs = periodicRun({
+    run: () => runOnce().then((run) => options.logger.debug({ run }, 'janitor run')),
+    intervalMs,
+    onError: (error) => options.logger.error({ err: error }, 'janitor run failed'),
+    schedule: options.schedule,
+  });
 
   return {
     runOnce,
     start(): void {
-      schedule(options.firstRunDelayMs ?? 10_000);
+      runs.start(options.firstRunDelayMs ?? 10_000);
     },
     /** Stops scheduling; a run in progress ends after its current batch. */
-    async stop(): Promise<void> {
-      stopped = true;
-      cancelTimer?.();
-      cancelTimer = undefined;
-      await running;
-    },
+    stop: () => runs.stop(),
   };
 }
 

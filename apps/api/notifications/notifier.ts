@@ -10,7 +10,8 @@ import { sendNotification } from '../../../libs/notifications/send-notification.
 import type { SecretBox } from '../../../libs/secrets/secret-box.js';
 import type { SqlClient } from '../../../libs/store/sql-client.js';
 import { backoffDelay, type BackoffOptions } from '../../../libs/time/backoff.js';
-import { unrefSchedule, type Schedule } from '../../../libs/time/schedule.js';
+import { periodicRun } from '../../../libs/time/periodic-run.js';
+import type { Schedule } from '../../../libs/time/schedule.js';
 import { channelOpened, failureText } from './channel-secrets.js';
 
 export interface NotifierOptions {
@@ -44,10 +45,6 @@ export function createNotifier(options: NotifierOptions) {
   const intervalMs = options.intervalMs ?? 1000;
   const maxAttempts = options.maxAttempts ?? 10;
   const backoff = options.retryBackoff ?? DEFAULT_BACKOFF;
-  const scheduleTimer = options.schedule ?? unrefSchedule;
-  let cancelTimer: (() => void) | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = false;
 
   async function deliver(row: OutboxRow, channels: Awaited<ReturnType<typeof selectChannelsByIds>>): Promise<void> {
     const channel = channels.get(row.channelId);
@@ -83,31 +80,20 @@ export function createNotifier(options: NotifierOptions) {
     return due.length;
   }
 
-  function schedule(delayMs: number): void {
-    if (stopped) return;
-    cancelTimer = scheduleTimer(() => {
-      cancelTimer = undefined;
-      running = runOnce()
-        .catch((error) => options.logger.error({ err: error }, 'notifier run failed'))
-        .finally(() => {
-          running = undefined;
-          schedule(intervalMs);
-        });
-    }, delayMs);
-  }
+  const runs = periodicRun({
+    run: runOnce,
+    intervalMs,
+    onError: (error) => options.logger.error({ err: error }, 'notifier run failed'),
+    schedule: options.schedule,
+  });
 
   return {
     runOnce,
     start(): void {
-      schedule(0);
+      runs.start(0);
     },
     /** Stops looking; sends under way finish first. */
-    async stop(): Promise<void> {
-      stopped = true;
-      cancelTimer?.();
-      cancelTimer = undefined;
-      await running;
-    },
+    stop: () => runs.stop(),
   };
 }
 
