@@ -247,14 +247,27 @@ describe('web console in a real browser', function () {
     expect(saved.ipAllowlist).to.deep.equal(['10.0.0.0/8']);
     expect(saved.verificationConfig.secret).to.match(/1234$/);
 
+    await field('Grace period (seconds)').fill('600');
     await button('Rotate secret').click();
-    const shown = await page.getByRole('status').filter({ hasText: 'shown this once' }).locator('code').textContent();
+    const rotated = page.getByRole('status').filter({ hasText: 'shown this once' });
+    expect(await rotated.textContent()).to.contain('Signatures made with the previous secret are accepted until');
+    const shown = await rotated.locator('code').textContent();
     expect(shown).to.be.a('string').and.not.equal('whsec_billing_1234');
     expect((await harness.api('GET', `/api/sources/${created.body.id}`)).body.verificationConfig.secret).to.equal(`****${shown!.slice(-4)}`);
     await shoot('source-edited');
     await page.reload();
     await field('IP filter mode').waitFor();
     expect(await page.getByText(shown!).count()).to.equal(0);
+  });
+
+  it('rotates a destination\'s signing secret with a grace period, and says until when both secrets sign', async () => {
+    await page.goto(`${harness.relay.url}/console#/destinations/${ids.destination}`);
+    await field('Grace period (seconds)').fill('60');
+    await button('Rotate signing secret').click();
+    const rotated = page.getByRole('status').filter({ hasText: 'shown this once' });
+    expect(await rotated.textContent()).to.contain('Deliveries carry signatures of this secret and of the previous one until');
+    const shown = await rotated.locator('code').textContent();
+    expect((await harness.api('GET', `/api/destinations/${ids.destination}/signing-secret`)).body.secret).to.equal(shown);
   });
 
   it('shows Replays as a disabled page while the relay has no replay API', async function () {

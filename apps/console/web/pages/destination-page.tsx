@@ -10,6 +10,7 @@ import { DeleteButton } from '../parts/delete-button.js';
 import { href } from '../route.js';
 import { DestinationActivity } from './destination-activity.js';
 import { DestinationForm, type Destination } from './destination-form.js';
+import { GraceRotation, type Rotated } from '../parts/grace-rotation.js';
 
 interface Health {
   status: string;
@@ -101,6 +102,7 @@ function SendTest({ id }: { id: string }) {
 function SigningSecret({ id }: { id: string }) {
   const { api } = useConsole();
   const reveal = useAction(() => api.get<{ secret: string }>(`/destinations/${id}/signing-secret`));
+  const rotate = (graceSeconds: number) => api.send<Rotated>('POST', `/destinations/${id}/rotate-signing-secret`, { graceSeconds });
   return (
     <div class="panel">
       <h2>Signing secret</h2>
@@ -114,6 +116,7 @@ function SigningSecret({ id }: { id: string }) {
           <code>{reveal.result.secret}</code> <CopyButton text={reveal.result.secret} label="Copy signing secret" />
         </p>
       )}
+      <GraceRotation label="Rotate signing secret" rotate={rotate} />
     </div>
   );
 }

@@ -1,6 +1,7 @@
 import { useConsole } from '../parts/console-context.js';
 import { CopyButton } from '../parts/copy-button.js';
 import { ErrorMessage } from '../parts/error-message.js';
+import { GraceRotation } from '../parts/grace-rotation.js';
 import { useAction } from '../parts/use-action.js';
 import { useLoad } from '../parts/use-load.js';
 import { DeleteButton } from '../parts/delete-button.js';
@@ -16,7 +17,10 @@ export function SourcePage({ id }: { id: string }) {
   const { api, canWrite } = useConsole();
   const source = useLoad(() => api.get<Source>(`/sources/${id}`), [id]);
   const save = useAction((body: object) => api.send<Source>('PATCH', `/sources/${id}`, body));
-  const rotate = useAction(() => api.send<RotatedSecret>('POST', `/sources/${id}/rotate-secret`));
+  const rotate = async (graceSeconds: number) => {
+    const rotated = await api.send<RotatedSecret>('POST', `/sources/${id}/rotate-secret`, { graceSeconds });
+    return { secret: rotated.verificationConfig.secret, message: rotated.message };
+  };
   const current = source.data;
   return (
     <section>
@@ -36,16 +40,7 @@ export function SourcePage({ id }: { id: string }) {
           {canWrite && (
             <div class="panel">
               <h2>Signing secret</h2>
-              <button type="button" onClick={() => rotate.run()} disabled={rotate.busy}>
-                Rotate secret
-              </button>
-              <ErrorMessage error={rotate.error} />
-              {rotate.result && (
-                <p role="status">
-                  {rotate.result.message} New secret (shown this once): <code>{rotate.result.verificationConfig.secret}</code>{' '}
-                  <CopyButton text={rotate.result.verificationConfig.secret} label="Copy new secret" />
-                </p>
-              )}
+              <GraceRotation label="Rotate secret" rotate={rotate} />
             </div>
           )}
           <div class="panel">
