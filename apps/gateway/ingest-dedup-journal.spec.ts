@@ -15,7 +15,7 @@ describe('Ingest dedup on the embedded default', () => {
   let dataDir: string;
   let relay: RunningRelay | undefined;
   const start = async () => {
-    relay = await startRelay(loadConfig({ ...TEST_RELAY_ENV, PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: dataDir, RELAY_API_KEY: API_KEY }), { logger: createLogger({ level: 'silent' }) });
+    relay = await startRelay(loadConfig({ ...TEST_RELAY_ENV, PORT: '0', HOST: '127.0.0.1', RELAY_DATA_DIR: dataDir, RELAY_API_KEY: API_KEY, RELAY_THREADS: '1' }), { logger: createLogger({ level: 'silent' }) });
     return apiClient(relay.url, API_KEY);
   };
   const restart = async () => {

@@ -1,9 +1,11 @@
 import type { AttemptRecord } from '../pipeline/attempt-record.js';
+import { decodeRows } from '../store/row-schema.js';
 import { allForRows, runForRows } from '../store/rows-statement.js';
 import type { SqlClient } from '../store/sql-client.js';
 import { foldAttemptsIntoIssues, type DisabledDestination } from '../issues/attempt-issues.js';
 import { addDestinationStats } from './destination-stats.js';
 import { eventStatus, type DeliveryState } from './event-status.js';
+import { eventDeliveryRowSchema } from './ledger-rows.js';
 
 /*
  * A batch is written with one statement per kind of write (attempts, deliveries, events, statistics), not
@@ -76,13 +78,13 @@ export async function refreshEvents(tx: SqlClient, eventIds: string[]): Promise<
   const ids = [...new Set(eventIds)].sort();
   if (ids.length === 0) return;
   // The events that exist, locked in id order, with their deliveries: one statement.
-  const found = await tx.all<{ eventId: string } & { [K in keyof DeliveryState]: DeliveryState[K] | null }>(
+  const found = await tx.all(
     `SELECT e.id AS "eventId", d.id, d.destination_id AS "destinationId", d.status
      FROM (SELECT id FROM events WHERE id IN (${inList(ids)}) ORDER BY id${forUpdate(tx)}) AS e LEFT JOIN deliveries d ON d.event_id = e.id`,
     ids,
   );
   const byEvent = new Map<string, DeliveryState[]>();
-  for (const { eventId, id, destinationId, status } of found) {
+  for (const { eventId, id, destinationId, status } of decodeRows(eventDeliveryRowSchema, 'deliveries', found)) {
     const states = byEvent.get(eventId) ?? [];
     byEvent.set(eventId, states);
     if (id !== null && destinationId !== null && status !== null) states.push({ id, destinationId, status });

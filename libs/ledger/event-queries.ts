@@ -1,78 +1,21 @@
 import { countEvents } from '../store/event-counts.js';
+import { decodeRows } from '../store/row-schema.js';
+import {
+  attemptRecordSchema,
+  deliveryRecordSchema,
+  eventKeySchema,
+  eventRecordSchema,
+  eventSummarySchema,
+  type AttemptRecordRow,
+  type DeliveryRecord,
+  type EventKey,
+  type EventRecord,
+  type EventSummaryRecord,
+} from './ledger-rows.js';
 import { likePattern, rarePart, searchMatches, sqliteTextHolds } from '../store/search-index.js';
 import type { SqlClient } from '../store/sql-client.js';
 
-/** Every column of an event but the payload, as the API reads it. */
-export interface EventRecord {
-  id: string;
-  sourceId: string;
-  sourceName: string;
-  /** The source's maskFields (JSON text), applied to every view of the payload. */
-  maskFields: string;
-  status: string;
-  headers: string;
-  contentType: string | null;
-  payloadSize: number;
-  payloadHash: string;
-  payloadSealed: boolean | number;
-  payloadExpiredAt: number | null;
-  signatureValid: boolean | number;
-  receivedAt: number;
-  validatedAt: number;
-  queuedAt: number;
-  createdAt: number;
-  deliveriesCount: number;
-  deliveriesSucceeded: number;
-  deliveriesFailed: number;
-  /** Why the event ended `failed` when its record could not be handled (a poison record); null otherwise. */
-  failureReason: string | null;
-  /** The ingest URL's path and query (JSON text), for route filters; null for events stored before they were kept. */
-  ingestPath: string | null;
-  ingestQuery: string | null;
-  /** JSON text: the ids of the routes whose filters turned the event away; null before filters existed. */
-  filteredRouteIds: string | null;
-  /** The event's W3C trace id; null for events stored before traces. */
-  traceId: string | null;
-}
-
-export interface EventSummaryRecord {
-  id: string;
-  sourceId: string;
-  status: string;
-  headers: string;
-  payloadSize: number;
-  deliveriesCount: number;
-  deliveriesSucceeded: number;
-  receivedAt: number;
-}
-
-export interface DeliveryRecord {
-  id: string;
-  destinationId: string;
-  destinationName: string;
-  status: string;
-  attemptCount: number;
-  statusCode: number | null;
-  error: string | null;
-  latencyMs: number | null;
-  deliveredAt: number | null;
-  /** `transformation_failed`, or null. */
-  failureReason: string | null;
-  /** The transformation report as JSON, or null for a route without one. */
-  transformation: string | null;
-  createdAt: number;
-}
-
-export interface AttemptRecordRow {
-  deliveryId: string;
-  attemptNumber: number;
-  startedAt: number;
-  completedAt: number;
-  ok: boolean | number;
-  statusCode: number | null;
-  latencyMs: number;
-  error: string | null;
-}
+export type { AttemptRecordRow, DeliveryRecord, EventKey, EventRecord, EventSummaryRecord } from './ledger-rows.js';
 
 export interface EventFilter {
   sourceId?: string;
@@ -204,12 +147,13 @@ const offsetOf = (page: PageRequest) => (page.page - 1) * page.pageSize;
  * The page, newest first. The ids come from the index alone (no row is read for the rows skipped by the
  * offset), then the page's rows are read by id.
  */
-function selectPageRows(sql: SqlClient, where: Where, page: PageRequest): Promise<EventSummaryRecord[]> {
-  return sql.all<EventSummaryRecord>(
+async function selectPageRows(sql: SqlClient, where: Where, page: PageRequest): Promise<EventSummaryRecord[]> {
+  const rows = await sql.all(
     `SELECT ${SUMMARY_COLUMNS} FROM events e
      WHERE e.id IN (SELECT e.id FROM events e WHERE ${where.where} ${NEWEST_FIRST} LIMIT ? OFFSET ?) ${NEWEST_FIRST}`,
     [...where.params, page.pageSize, offsetOf(page)],
   );
+  return decodeRows(eventSummarySchema, 'events', rows);
 }
 
 /** The matches, counted up to the limit; past it, a lower bound that at least covers the page shown. */
@@ -247,13 +191,12 @@ async function searchPage(
   const walk = `(SELECT ${SUMMARY_COLUMNS}, e.created_at, e.payload_text FROM events e WHERE ${where.where} ${NEWEST_FIRST} LIMIT ?) e`;
   const walkParams = [...where.params, limits.searchScan];
   // Newest first, and only as far as the page and one more: a common term stops after a few dozen candidates.
-  const walkPage = (offset: number, limit: number) =>
-    sql.all<EventSummaryRecord>(`SELECT ${SUMMARY_FIELDS} FROM ${walk} WHERE ${holds.condition} ${NEWEST_FIRST} LIMIT ? OFFSET ?`, [
-      ...walkParams,
-      ...holds.params,
-      limit,
-      offset,
-    ]);
+  const walkPage = async (offset: number, limit: number) =>
+    decodeRows(
+      eventSummarySchema,
+      'events',
+      await sql.all(`SELECT ${SUMMARY_FIELDS} FROM ${walk} WHERE ${holds.condition} ${NEWEST_FIRST} LIMIT ? OFFSET ?`, [...walkParams, ...holds.params, limit, offset]),
+    );
   const countHits = async () =>
     Number((await sql.all<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${walk} WHERE ${holds.condition}`, [...walkParams, ...holds.params]))[0]?.n ?? 0);
   const found = await walkPage(offsetOf(page), page.pageSize + 1);
@@ -299,12 +242,6 @@ export async function selectEventPage(
   return { rows, ...(await boundedTotal(sql, where, page, rows.length, limits.count)) };
 }
 
-/** A place in the event list's order: `(created_at, id)`. */
-export interface EventKey {
-  createdAt: number;
-  id: string;
-}
-
 /** Every event matching `filter`, its search included (checked against the search index and the unindexed tail). */
 function everyMatchingEvent(sql: SqlClient, orgId: string, filter: EventFilter): Where {
   const matching = whereClause(sql, orgId, filter);
@@ -317,10 +254,10 @@ function everyMatchingEvent(sql: SqlClient, orgId: string, filter: EventFilter):
 async function newestMatches(sql: SqlClient, orgId: string, filter: EventFilter, count: number): Promise<{ matched: number; newest: EventKey[] }> {
   const { where, params } = everyMatchingEvent(sql, orgId, filter);
   const [newest, [total]] = await Promise.all([
-    sql.all<EventKey>(`SELECT e.created_at AS "createdAt", e.id FROM events e WHERE ${where} ORDER BY e.created_at DESC, e.id DESC LIMIT ?`, [...params, count]),
+    sql.all(`SELECT e.created_at AS "createdAt", e.id FROM events e WHERE ${where} ORDER BY e.created_at DESC, e.id DESC LIMIT ?`, [...params, count]),
     sql.all<{ total: number | string }>(`SELECT COUNT(*) AS total FROM events e WHERE ${where}`, params),
   ]);
-  return { matched: Number(total?.total ?? 0), newest: newest.map((key) => ({ createdAt: Number(key.createdAt), id: key.id })) };
+  return { matched: Number(total?.total ?? 0), newest: decodeRows(eventKeySchema, 'events', newest) };
 }
 
 /** How many events match `filter`, and the last of them in the list's order (the newest): what a replay job is bounded by. */
@@ -351,11 +288,15 @@ export async function snapshotEventIdsAfter(
   const { where, params } = everyMatchingEvent(sql, orgId, filter);
   const from = range.after === null ? '' : ' AND (e.created_at, e.id) > (?, ?)';
   const fromParams = range.after === null ? [] : [range.after.createdAt, range.after.id];
-  const [end] = await sql.all<EventKey>(
-    `SELECT e.created_at AS "createdAt", e.id FROM events e WHERE ${where}${from} AND (e.created_at, e.id) <= (?, ?) ORDER BY e.created_at, e.id LIMIT 1 OFFSET ?`,
-    [...params, ...fromParams, range.until.createdAt, range.until.id, range.limit - 1],
+  const [end] = decodeRows(
+    eventKeySchema,
+    'events',
+    await sql.all(
+      `SELECT e.created_at AS "createdAt", e.id FROM events e WHERE ${where}${from} AND (e.created_at, e.id) <= (?, ?) ORDER BY e.created_at, e.id LIMIT 1 OFFSET ?`,
+      [...params, ...fromParams, range.until.createdAt, range.until.id, range.limit - 1],
+    ),
   );
-  const last = end ? { createdAt: Number(end.createdAt), id: end.id } : range.until;
+  const last = end ?? range.until;
   await sql.run(
     `INSERT INTO replay_events (replay_id, event_id) SELECT ?, e.id FROM events e WHERE ${where}${from} AND (e.created_at, e.id) <= (?, ?)
      ON CONFLICT (replay_id, event_id) DO NOTHING`,
@@ -365,21 +306,18 @@ export async function snapshotEventIdsAfter(
 }
 
 export async function selectEvent(sql: SqlClient, orgId: string, id: string): Promise<EventRecord | null> {
-  const [row] = await sql.all<EventRecord>(
-    `SELECT ${EVENT_COLUMNS} FROM events e JOIN sources s ON s.id = e.source_id WHERE e.org_id = ? AND e.id = ?`,
-    [orgId, id],
-  );
-  return row ?? null;
+  const rows = await sql.all(`SELECT ${EVENT_COLUMNS} FROM events e JOIN sources s ON s.id = e.source_id WHERE e.org_id = ? AND e.id = ?`, [orgId, id]);
+  return decodeRows(eventRecordSchema, 'events', rows)[0] ?? null;
 }
 
 /** The organization's events with these ids (unknown and foreign ids are missing from the map). */
 export async function selectEvents(sql: SqlClient, orgId: string, ids: string[]): Promise<Map<string, EventRecord>> {
   if (ids.length === 0) return new Map();
-  const rows = await sql.all<EventRecord>(
+  const rows = await sql.all(
     `SELECT ${EVENT_COLUMNS} FROM events e JOIN sources s ON s.id = e.source_id WHERE e.org_id = ? AND e.id IN (${ids.map(() => '?').join(', ')})`,
     [orgId, ...ids],
   );
-  return new Map(rows.map((row) => [row.id, row]));
+  return new Map(decodeRows(eventRecordSchema, 'events', rows).map((row) => [row.id, row]));
 }
 
 /** The stored payload bytes; null once retention removed them. */
@@ -389,21 +327,23 @@ export async function selectPayload(sql: SqlClient, eventId: string): Promise<Bu
 }
 
 /** The event's deliveries, newest first. */
-export function selectDeliveries(sql: SqlClient, eventId: string, status?: string): Promise<DeliveryRecord[]> {
+export async function selectDeliveries(sql: SqlClient, eventId: string, status?: string): Promise<DeliveryRecord[]> {
   const byStatus = status === undefined ? '' : ' AND status = ?';
-  return sql.all<DeliveryRecord>(
+  const rows = await sql.all(
     `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE event_id = ?${byStatus} ORDER BY created_at DESC, id DESC`,
     status === undefined ? [eventId] : [eventId, status],
   );
+  return decodeRows(deliveryRecordSchema, 'deliveries', rows);
 }
 
-export function selectAttempts(sql: SqlClient, eventId: string): Promise<AttemptRecordRow[]> {
-  return sql.all<AttemptRecordRow>(
+export async function selectAttempts(sql: SqlClient, eventId: string): Promise<AttemptRecordRow[]> {
+  const rows = await sql.all(
     `SELECT delivery_id AS "deliveryId", attempt_number AS "attemptNumber", started_at AS "startedAt", completed_at AS "completedAt", ok,
        status_code AS "statusCode", latency_ms AS "latencyMs", error
      FROM attempts WHERE event_id = ? ORDER BY delivery_id, attempt_number`,
     [eventId],
   );
+  return decodeRows(attemptRecordSchema, 'attempts', rows);
 }
 
 /** Deletes the event; its deliveries and attempts go with it (foreign keys cascade). */

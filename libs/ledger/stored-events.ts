@@ -1,8 +1,10 @@
 import type { IngestMeta } from '../pipeline/ingest-message.js';
 import type { PayloadPolicy, StoredPayload } from '../payload/stored-payload.js';
+import { decodeRows } from '../store/row-schema.js';
 import { allForRows, runForRows } from '../store/rows-statement.js';
 import type { SqlClient } from '../store/sql-client.js';
 import type { TransformationReport } from '../transformations/route-transformations.js';
+import { payloadPolicyRowSchema, pendingDeliveryRowSchema } from './ledger-rows.js';
 import { createPendingDeliveries, createTransformationFailures, type DeliveryTargetName } from './deliveries.js';
 
 /** A delivery to publish a job for. */
@@ -110,12 +112,12 @@ export async function storeEvents(tx: SqlClient, events: NewEvent[], now: number
 async function pendingDeliveries(tx: SqlClient, eventIds: string[]): Promise<Map<string, StoredDelivery[]>> {
   const byEvent = new Map<string, StoredDelivery[]>();
   if (eventIds.length === 0) return byEvent;
-  const rows = await tx.all<StoredDelivery & { eventId: string }>(
+  const rows = await tx.all(
     `SELECT event_id AS "eventId", id, destination_id AS "destinationId", destination_name AS "destinationName" FROM deliveries
      WHERE event_id IN (${eventIds.map(() => '?').join(', ')}) AND status = 'pending' ORDER BY id`,
     eventIds,
   );
-  for (const { eventId, ...delivery } of rows) {
+  for (const { eventId, ...delivery } of decodeRows(pendingDeliveryRowSchema, 'deliveries', rows)) {
     const deliveries = byEvent.get(eventId);
     if (deliveries) deliveries.push(delivery);
     else byEvent.set(eventId, [delivery]);
@@ -136,9 +138,6 @@ export async function storeFailedEvent(tx: SqlClient, meta: IngestMeta, payload:
 /** The sources that still exist, with how their payloads are stored: a deleted source's events are not stored. */
 export async function livePayloadPolicies(tx: SqlClient, sourceIds: string[]): Promise<Map<string, PayloadPolicy>> {
   const unique = [...new Set(sourceIds)];
-  const rows = await tx.all<{ id: string; encrypt_fields: string; mask_fields: string }>(
-    `SELECT id, encrypt_fields, mask_fields FROM sources WHERE id IN (${unique.map(() => '?').join(', ')})`,
-    unique,
-  );
-  return new Map(rows.map((row) => [row.id, { encryptFields: JSON.parse(row.encrypt_fields), maskFields: JSON.parse(row.mask_fields) }]));
+  const rows = await tx.all(`SELECT id, encrypt_fields, mask_fields FROM sources WHERE id IN (${unique.map(() => '?').join(', ')})`, unique);
+  return new Map(decodeRows(payloadPolicyRowSchema, 'sources', rows).map((row) => [row.id, { encryptFields: row.encrypt_fields, maskFields: row.mask_fields }]));
 }

@@ -3,9 +3,9 @@ import type { BrokerRecord, OutgoingMessage } from '../broker/broker.js';
 import { jsonValue } from './record-json.js';
 
 /** What became of the delivery after this attempt. */
-const deliveryStatus = z.enum(['pending', 'retrying', 'delivered', 'failed']);
+export const deliveryStatusSchema = z.enum(['pending', 'retrying', 'delivered', 'failed']);
 
-export type DeliveryStatus = z.infer<typeof deliveryStatus>;
+export type DeliveryStatus = z.infer<typeof deliveryStatusSchema>;
 
 /** One try at a delivery, success or not: failed attempts are data, recorded like any other. */
 export const attemptRecordSchema = z.object({
@@ -25,7 +25,7 @@ export const attemptRecordSchema = z.object({
   /** At most 10 KB of the destination's answer. */
   responseBody: z.string(),
   /** The delivery's status after this attempt, and when the next attempt is due if it is retrying. */
-  deliveryStatus: deliveryStatus.exclude(['pending']),
+  deliveryStatus: deliveryStatusSchema.exclude(['pending']),
   nextAttemptAt: z.number().nullable(),
 });
 

@@ -29,10 +29,17 @@ export async function postgresUnavailableReason(): Promise<string | null> {
   }
 }
 
+/**
+ * The migrated database a mocha run copies its test databases from (`mocha-global-fixtures.ts`): a copy
+ * takes about 160 ms where creating and migrating one takes about 480. Unset outside mocha runs.
+ */
+export const TEMPLATE_VARIABLE = 'RELAY_TEST_PG_TEMPLATE';
+
 /** A brand-new database for one test run, dropped afterwards (CI shares the server with later runs). */
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase(options: { template?: string } = {}): Promise<TestDatabase> {
   const name = `relay_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  await withAdmin((client) => client.query(`CREATE DATABASE ${name}`));
+  const template = options.template ?? process.env[TEMPLATE_VARIABLE];
+  await withAdmin((client) => client.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`));
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   return {

@@ -4,15 +4,18 @@ import { created, startApiHarness, type ApiHarness } from '../../../testing/api-
 
 const ROUTE_KEYS = ['id', 'sourceId', 'destinationId', 'enabled', 'filter', 'transformationId', 'delaySeconds', 'createdAt'];
 const UNKNOWN_ROUTE = 'rte_00000000000000000000000000';
-/** The relay's default bound on a source's enabled routes. */
-const MAX_ROUTES = 100;
+/**
+ * The bound on a source's enabled routes this suite runs with: the mechanism is the same at any bound, and
+ * the config spec checks the default of 100 (reaching 100 here took 40 s of the fast suite).
+ */
+const MAX_ROUTES = 10;
 
 describeEachStore('Routes API', (target) => {
   let h: ApiHarness;
   let slugs = 0;
 
   before(async function () {
-    h = await startApiHarness(this, target);
+    h = await startApiHarness(this, target, { env: { RELAY_MAX_ROUTES_PER_SOURCE: String(MAX_ROUTES) } });
   });
 
   after(async () => {
