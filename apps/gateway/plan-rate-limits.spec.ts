@@ -38,7 +38,10 @@ describeEachStore('Ingest rate limits of the paid plans', (target) => {
         const wave = Math.min(100, limit + OVER - sent);
         answers.push(...(await Promise.all(Array.from({ length: wave }, (_, n) => h.ingest(source.path, { body: { n: sent + n, plan } })))));
       }
-      expect(answers.filter((answer) => answer.status === 200)).to.have.length(limit);
+      // What else came back, should any answer be neither: the failure then names it.
+      const statuses: Record<string, number> = {};
+      for (const { status, body } of answers) statuses[`${status} ${body?.code ?? ''}`] = (statuses[`${status} ${body?.code ?? ''}`] ?? 0) + 1;
+      expect(answers.filter((answer) => answer.status === 200), JSON.stringify(statuses)).to.have.length(limit);
       const limited = answers.filter((answer) => answer.status === 429);
       expect(limited).to.have.length(OVER);
       for (const answer of limited) expectRefused(answer, 429, 'RATE_LIMITED');
