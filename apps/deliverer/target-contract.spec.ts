@@ -13,8 +13,9 @@ const BREAKER = { volumeThreshold: 2, errorThresholdPercentage: 50, resetTimeout
 
 /**
  * One delivery contract for every destination type, against the real servers of this machine (RabbitMQ,
- * NATS JetStream, Redis; Kafka from libs/testing/kafka-target.ts; HTTP a sink): each test has its own
- * exchange and queue (in the suite's vhost), stream, subject, key or topic, and removes it.
+ * NATS JetStream, Redis; Kafka from libs/testing/kafka-target.ts, and for the outage a one-broker cluster
+ * of the test's own; HTTP a sink): each test has its own exchange and queue (in the suite's vhost),
+ * stream, subject, key or topic, and removes it.
  */
 for (const type of DESTINATION_TYPES) {
   describe(`delivery contract: ${type}`, function () {
@@ -76,6 +77,8 @@ for (const type of DESTINATION_TYPES) {
     });
 
     it('records a server lost during delivery as failed attempts, opens the circuit, and delivers what waited once it is back', async function () {
+      // On Kafka the outage starts a JVM broker of its own first (10-60 s on a shared machine).
+      this.timeout(150_000);
       const made = await kit!.outage();
       if (typeof made === 'string') {
         console.log(`      skipped: ${made}`);
