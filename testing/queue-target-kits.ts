@@ -9,7 +9,7 @@ import type { DestinationType } from '../libs/destinations/queue-target.js';
 import type { DestinationSettings } from './deliverer-harness.js';
 import { respond, startHttpSink } from '../libs/testing/http-sink.js';
 import { kcatAvailable, startKafkaMock } from '../libs/testing/kafka-mock.js';
-import { realKafkaBrokers } from '../libs/testing/kafka-target.js';
+import { kafkaClusterToFault, realKafkaBrokers, type KafkaClusterToFault } from '../libs/testing/kafka-target.js';
 import { startTcpProxy } from '../libs/testing/tcp-proxy.js';
 
 /** A message as the target's own consumer reads it back. */
@@ -161,10 +161,56 @@ async function redisKit(): Promise<TargetKit> {
   return kit;
 }
 
+/** A topic of a test's own on a cluster at `brokers`, read back by a consumer of its own. */
+interface KafkaPlace {
+  topic: string;
+  brokers: string[];
+  received(): Promise<ReceivedMessage[]>;
+  cleanup(): Promise<void>;
+}
+
+/** The mock creates a topic on its first use, and cannot create one on request; on Kafka the topic is made first. */
+async function kafkaPlace(brokers: string[], on: 'real' | 'mock'): Promise<KafkaPlace> {
+  const kafka = new Kafka({ clientId: 'relay-test-kit', brokers, logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const topic = `relay-test-${unique()}`;
+  if (on === 'real') await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+  const consumer = kafka.consumer({ groupId: `${topic}-reader`, ...(on === 'mock' ? { maxWaitTimeInMs: 100, heartbeatInterval: 300, sessionTimeout: 4_500, rebalanceTimeout: 4_500 } : {}) });
+  const received: ReceivedMessage[] = [];
+  let reading = false;
+  return {
+    topic,
+    brokers,
+    /** Subscribed on the first read: on the mock the topic exists only once something was published to it. */
+    async received() {
+      if (!reading) {
+        reading = true;
+        await consumer.connect();
+        await consumer.subscribe({ topic, fromBeginning: true });
+        await consumer.run({
+          eachMessage: async ({ message }) => {
+            const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
+            received.push({ body: message.value?.toString('utf8') ?? '', headers });
+          },
+        });
+      }
+      return received;
+    },
+    async cleanup() {
+      if (reading) await consumer.disconnect();
+      if (on === 'real') await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      await admin.disconnect();
+    },
+  };
+}
+
 /**
  * A topic on the real cluster when there is one (KAFKA_BROKERS, or `npm run kafka:up`), else on a mock
- * cluster of the test's own, whose outage is a pause (SIGSTOP): its brokers' addresses come from its
- * metadata, which a proxy in front of the bootstrap address would not cover.
+ * cluster of the test's own. The outage is a cluster the test may freeze (SIGSTOP): the mock itself, or
+ * on Kafka a one-broker cluster of the test's own (`kafkaClusterToFault`), since the shared one must keep
+ * running for every other suite, and a proxy cannot stand in: clients get the brokers' addresses from
+ * the cluster's metadata. The test's topic and reads then move to that cluster.
  */
 async function kafkaKit(mocha: Context): Promise<TargetKit> {
   const real = realKafkaBrokers();
@@ -173,46 +219,25 @@ async function kafkaKit(mocha: Context): Promise<TargetKit> {
     mocha.skip();
   }
   const mock = real ? undefined : await startKafkaMock({ brokerCount: 1 });
-  const brokers = real ?? mock!.brokers;
-  const kafka = new Kafka({ clientId: 'relay-test-kit', brokers, logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  const topic = `relay-test-${unique()}`;
-  // The mock creates a topic on its first use, and cannot create one on request.
-  if (real) await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
-  const consumer = kafka.consumer({ groupId: `${topic}-reader`, ...(mock ? { maxWaitTimeInMs: 100, heartbeatInterval: 300, sessionTimeout: 4_500, rebalanceTimeout: 4_500 } : {}) });
-  const received: ReceivedMessage[] = [];
-  const target = (over: string[] = brokers, name = topic) => ({ queue: { type: 'kafka' as const, target: { brokers: over, topic: name, key: 'sourceId' as const, ssl: false } } });
-  let reading = false;
-  /** Subscribed on the first read: on the mock the topic exists only once something was published to it. */
-  async function startReading(): Promise<void> {
-    if (reading) return;
-    reading = true;
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      eachMessage: async ({ message }) => {
-        const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
-        received.push({ body: message.value?.toString('utf8') ?? '', headers });
-      },
-    });
-  }
+  let place = await kafkaPlace(real ?? mock!.brokers, real ? 'real' : 'mock');
+  let faulted: KafkaClusterToFault | undefined;
+  const target = (over: string[] = place.brokers, name = place.topic) => ({ queue: { type: 'kafka' as const, target: { brokers: over, topic: name, key: 'sourceId' as const, ssl: false } } });
   return {
     type: 'kafka',
-    destination: (address) => target(address ? [address] : brokers),
-    refusing: () => (real ? target(brokers, `${topic}-missing`) : null),
+    destination: (address) => target(address ? [address] : place.brokers),
+    refusing: () => (real ? target(place.brokers, `${place.topic}-missing`) : null),
     async outage() {
-      if (!mock) return 'the real cluster is shared: an outage is the broker fault suites\' to make';
-      return { destination: target(), goDown: () => mock.pause(), comeUp: async () => mock.resume(), close: async () => mock.resume() };
+      if (mock) return { destination: target(), goDown: () => mock.pause(), comeUp: async () => mock.resume(), close: async () => mock.resume() };
+      faulted = await kafkaClusterToFault(mocha, { brokerCount: 1 });
+      const own = faulted;
+      await place.cleanup();
+      place = await kafkaPlace(own.brokers, own.kind);
+      return { destination: target(), goDown: () => own.pause(), comeUp: async () => own.resume(), close: async () => own.resume() };
     },
-    async received() {
-      await startReading();
-      return received;
-    },
+    received: () => place.received(),
     async cleanup() {
-      if (reading) await consumer.disconnect();
-      if (real) await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
-      await admin.disconnect();
+      await place.cleanup();
+      await faulted?.cleanup();
       await mock?.stop();
     },
   };

@@ -3,7 +3,7 @@
  *
  *   node --import tsx bench/soak/bench-soak.ts [--rates 1000,2000,3000,4000,6000,8000,10000,12000] [--seconds 20] [--sources 1]
  *        [--postgres] [--kafka | --kafka-own N] [--split] [--env NAME=VALUE ...] [--node-option OPTION ...] [--cpu-prof] [--all-rates] [--timeline]
- *        [--transformation]
+ *        [--transformation] [--destination-type rabbitmq|nats|kafka|redis]
  *
  * The relay runs what `npm start` runs (the bench builds `dist/` first and starts `dist/apps/relay/main.js`
  * with a fresh data directory), all roles in one process; `--split` runs api, gateway, router, deliverer and
@@ -43,6 +43,11 @@
  * `--cpu-prof` profiles every relay thread and prints, per rate, the load's window for profile-stages.ts.
  * `--transformation` puts a small transformation on every route (SMALL_TRANSFORMATION: a field added, a
  * header dropped): run it against the same command without, for what a transformation costs per event.
+ * `--destination-type <type>` routes a second set of sources to a queue destination on this machine's
+ * server of that type (a place of the run's own, read by the sink process: bench/relay/queue-reader.ts;
+ * Kafka's is the running cluster when the relay's broker is not Kafka, else a one-broker cluster of the
+ * run's own) and soaks it after the HTTP destination at every rate, on the same relay: each line's
+ * deliveries a second and CPU per event, then one line setting the two side by side.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -51,6 +56,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent } from 'undici';
 import type { Role } from '../../libs/config/config.js';
+import { DESTINATION_TYPES, type QueueType } from '../../libs/destinations/queue-target.js';
+import type { QueueReaderSpec } from '../relay/queue-reader.js';
 import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { apiClient } from '../../testing/api-client.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
@@ -97,8 +104,13 @@ const { values: args } = parseArgs({
     'all-rates': { type: 'boolean', default: false },
     timeline: { type: 'boolean', default: false },
     transformation: { type: 'boolean', default: false },
+    'destination-type': { type: 'string', default: 'http' },
   },
 });
+const destinationType = args['destination-type'] as (typeof DESTINATION_TYPES)[number];
+if (!DESTINATION_TYPES.includes(destinationType)) throw new Error(`--destination-type must be one of ${DESTINATION_TYPES.join(', ')}`);
+/** The queue type soaked beside HTTP, if any. */
+const queueType: QueueType | undefined = destinationType === 'http' ? undefined : destinationType;
 const rates = args.rates.split(',').map(Number);
 const seconds = Number(args.seconds);
 const sourceCount = Number(args.sources);
@@ -215,6 +227,19 @@ async function startKafka(): Promise<KafkaUnderBench> {
   return { shape: 'Kafka mock cluster', env: { KAFKA_BROKERS: mock.brokers.join(',') }, pids: [mock.pid], cleanup: () => mock.stop() };
 }
 
+/**
+ * The cluster a Kafka destination publishes to: never the relay's own brokers (the private-destination
+ * policy refuses them), so the running cluster only when the relay's broker is not Kafka, else one
+ * broker of the run's own.
+ */
+async function kafkaForQueueDestination(): Promise<{ brokers: string[]; stop(): Promise<void> }> {
+  const running = args.kafka ? undefined : realKafkaBrokers();
+  if (running) return { brokers: running, stop: async () => undefined };
+  const cluster = await startKafkaCluster({ dir: fs.mkdtempSync(path.join(os.tmpdir(), 'bench-soak-destination-kafka-')), brokerCount: 1 });
+  console.log(`kafka destination: Apache Kafka ${cluster.version}, one broker of the run's own`);
+  return { brokers: cluster.brokers, stop: () => cluster.stop() };
+}
+
 /** Writes a relay process's log where it can be read after the run, and says how many warnings and errors it holds. */
 function keepLog(member: RelayProcess): void {
   const file = path.join(os.tmpdir(), `bench-soak-${member.role}-${member.pid}.log`);
@@ -233,28 +258,36 @@ function keepLog(member: RelayProcess): void {
   }
 }
 
-/** `sourceCount` codehost sources, each routed to the sink (through SMALL_TRANSFORMATION with `--transformation`); answers their ingest paths. */
-async function configure(apiUrl: string, sink: BenchSink): Promise<string[]> {
+/**
+ * `sourceCount` codehost sources, each routed to the sink (through SMALL_TRANSFORMATION with
+ * `--transformation`), and as many routed to the sink's queue destination when it reads one; answers
+ * their ingest paths, by destination type.
+ */
+async function configure(apiUrl: string, sink: BenchSink): Promise<{ http: string[]; queue?: string[] }> {
   const api = apiClient(apiUrl, API_KEY);
   const created = async (resource: string, body: object) => {
     const response = await api('POST', resource, { body });
     if (response.status !== 201) throw new Error(`POST ${resource} answered ${response.status}: ${response.text}`);
     return response.body;
   };
-  const destination = await created('/api/destinations', { name: 'Soak sink', url: `${sink.url}/soak` });
   const transformationId = args.transformation ? (await created('/api/transformations', { name: 'Soak small', code: SMALL_TRANSFORMATION })).id : undefined;
-  const paths: string[] = [];
-  for (let n = 0; n < sourceCount; n += 1) {
-    const source = await created('/api/sources', {
-      name: `Soak ${n}`,
-      slug: `soak-${n}`,
-      provider: 'codehost',
-      verificationConfig: { type: 'codehost', secret: SECRET },
-    });
-    await created('/api/routes', { sourceId: source.id, destinationId: destination.id, transformationId });
-    paths.push(new URL(source.webhookUrl).pathname);
-  }
-  return paths;
+  /** `sourceCount` sources named `prefix-N`, routed to a destination made of `target`. */
+  const routedSources = async (prefix: string, target: object) => {
+    const destination = await created('/api/destinations', { name: `Soak ${prefix}`, ...target });
+    const paths: string[] = [];
+    for (let n = 0; n < sourceCount; n += 1) {
+      const source = await created('/api/sources', {
+        name: `Soak ${prefix} ${n}`,
+        slug: `${prefix}-${n}`,
+        provider: 'codehost',
+        verificationConfig: { type: 'codehost', secret: SECRET },
+      });
+      await created('/api/routes', { sourceId: source.id, destinationId: destination.id, transformationId });
+      paths.push(new URL(source.webhookUrl).pathname);
+    }
+    return paths;
+  };
+  return { http: await routedSources('soak', { url: `${sink.url}/soak` }), ...(sink.queue ? { queue: await routedSources(`soak-${sink.queue.type}`, sink.queue) } : {}) };
 }
 
 /** The Kafka requests of every relay process so far, by API. */
@@ -332,6 +365,9 @@ function timeline(outcomes: readonly Outcome[], loadStartedAt: number): string {
 interface Step {
   rate: number;
   sustained: boolean;
+  /** Deliveries a second during the load, and the relay's CPU per event (microseconds). */
+  deliveredRate: number;
+  cpuUsPerEvent: number;
   ingestP99: number;
   e2eP99: number;
   peakRss: number;
@@ -379,7 +415,8 @@ function cpuShares(deployment: Deployment, sink: BenchSink) {
   });
 }
 
-async function soakAt(rate: number, deployment: Deployment, paths: string[], sink: BenchSink): Promise<Step> {
+/** One rate's load on the sources of `paths`, whose destination is of type `label`. */
+async function soakAt(rate: number, deployment: Deployment, paths: string[], sink: BenchSink, label: string): Promise<Step> {
   const pids = deployment.processes.map((member) => member.pid);
   const dispatcher = new Agent({ connections: 1024, keepAliveTimeout: 60_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
   const send = preparedWebhookSender(deployment.ingestUrl, paths, SECRET, Math.round(rate * seconds), dispatcher);
@@ -444,13 +481,14 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const deliveredRate = deliveredDuringLoad / loadSeconds;
   const e2eP99 = nearestRank(e2e, 99);
   const perEventCpu = (cpuMs: number) => ((cpuMs * 1000) / Math.max(1, acknowledged.length)).toFixed(0);
+  const cpuUsPerEvent = ((usage.cpuMs - usageBefore.cpuMs) * 1000) / Math.max(1, acknowledged.length);
   const sustained = notAcknowledged === 0 && deliveredRate >= SUSTAINED.deliveredShare * rate && e2eP99 <= SUSTAINED.e2eP99Ms && lost === 0;
   console.log(
-    `${String(rate).padStart(5)}/s offered for ${seconds} s: ingest p50 ${ms(nearestRank(ingest, 50))} p99 ${ms(nearestRank(ingest, 99))} max ${ms(ingest.at(-1))}, ` +
+    `${queueType ? `[${label}] ` : ''}${String(rate).padStart(5)}/s offered for ${seconds} s: ingest p50 ${ms(nearestRank(ingest, 50))} p99 ${ms(nearestRank(ingest, 99))} max ${ms(ingest.at(-1))}, ` +
       `${notAcknowledged} not acknowledged (${unavailable} answered 503); delivered ${deliveredRate.toFixed(0)}/s during the load, backlog ${acknowledged.length - deliveredDuringLoad} at its end, ` +
       `${lost === 0 ? `drained in ${((drainedAt - drainStartedAt) / 1000).toFixed(1)} s` : `${lost} NOT delivered within ${DRAIN_TIMEOUT_MS / 1000} s`}; ` +
       `ingest -> delivery p50 ${ms(nearestRank(e2e, 50))} p99 ${ms(e2eP99)}; relay RSS peak ${mb(peakRss)}, ` +
-      `cpu ${perEventCpu(usage.cpuMs - usageBefore.cpuMs)} us/event => ${sustained ? 'sustained' : 'NOT sustained'}`,
+      `cpu ${cpuUsPerEvent.toFixed(0)} us/event => ${sustained ? 'sustained' : 'NOT sustained'}`,
   );
   console.log(`      search index: ${indexLagAtEnd} events behind when the deliveries had drained, caught up ${((indexedAt - drainedAt) / 1000).toFixed(1)} s later`);
   console.log(
@@ -466,43 +504,63 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   }
   if (args.kafka) console.log(`      ${requestsPerEvent(requestsBefore, requestsAfter, acknowledged.length)}`);
   if (profileDir) console.log(`      the load's window in the CPU profiles: profile-stages.ts <file> --from ${loadStartedMicros} --to ${loadEndedMicros} --events ${acknowledged.length}`);
-  return { rate, sustained, ingestP99: nearestRank(ingest, 99), e2eP99, peakRss };
+  return { rate, sustained, deliveredRate, cpuUsPerEvent, ingestP99: nearestRank(ingest, 99), e2eP99, peakRss };
 }
 
 const shape = `${args.split ? 'roles split into processes' : 'all roles in one process'}, ${args.kafka ? 'Kafka' : 'embedded log'} + ${args.postgres ? 'PostgreSQL' : 'SQLite'}`;
-console.log(`soak bench: ${shape}; ${sourceCount} codehost source(s) -> one destination, unique ${BODY_BYTES} B signed bodies; ${os.cpus().length} cores; ${new Date().toISOString()}`);
+const destinations = queueType ? `one HTTP destination, then as many -> one ${queueType} destination` : 'one destination';
+console.log(`soak bench: ${shape}; ${sourceCount} codehost source(s) -> ${destinations}, unique ${BODY_BYTES} B signed bodies; ${os.cpus().length} cores; ${new Date().toISOString()}`);
 // The relay runs from dist/: it must hold the sources as they are now.
 execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
 await floorLine();
-const sink = await startBenchSink();
+const queueKafka = queueType === 'kafka' ? await kafkaForQueueDestination() : undefined;
+const sink = await startBenchSink(queueType ? ({ type: queueType, kafkaBrokers: queueKafka?.brokers } satisfies QueueReaderSpec) : undefined).catch(async (error: unknown) => {
+  await queueKafka?.stop();
+  throw error;
+});
 // The sink is a process of its own: a relay that fails to start must not leave it running.
 const stopSink = async (error: unknown): Promise<never> => {
   await sink.stop();
+  await queueKafka?.stop();
   throw error;
 };
 const forwardCarried = await floorLine(sink).catch(stopSink);
 const deployment = await startDeployment().catch(stopSink);
 if (deployment.kafkaShape) console.log(`broker: ${deployment.kafkaShape}`);
 const steps: Step[] = [];
+const queueSteps: Step[] = [];
 try {
   const paths = await configure(deployment.apiUrl, sink);
   for (const rate of rates) {
-    const step = await soakAt(rate, deployment, paths, sink);
+    const step = await soakAt(rate, deployment, paths.http, sink, 'http');
     steps.push(step);
-    if (!step.sustained && !args['all-rates']) break;
+    const queueStep = paths.queue ? await soakAt(rate, deployment, paths.queue, sink, queueType!) : undefined;
+    if (queueStep) {
+      queueSteps.push(queueStep);
+      console.log(
+        `      ${queueType} against http at ${rate}/s: delivered ${queueStep.deliveredRate.toFixed(0)}/s against ${step.deliveredRate.toFixed(0)}/s, ` +
+          `relay cpu ${queueStep.cpuUsPerEvent.toFixed(0)} against ${step.cpuUsPerEvent.toFixed(0)} us/event (${(queueStep.cpuUsPerEvent / step.cpuUsPerEvent).toFixed(2)}x)`,
+      );
+    }
+    if (!(queueStep ?? step).sustained && !args['all-rates']) break;
   }
 } finally {
   await deployment.stop();
   await sink.stop();
+  await queueKafka?.stop();
 }
 const atTarget = steps.find((step) => step.rate === TARGET.rate);
 if (atTarget) {
   const met = atTarget.sustained && atTarget.ingestP99 <= TARGET.ingestP99Ms && atTarget.e2eP99 <= TARGET.e2eP99Ms;
   console.log(`target ${TARGET.rate}/s sustained with ingest p99 <= ${TARGET.ingestP99Ms} ms and ingest -> delivery p99 <= ${TARGET.e2eP99Ms} ms: ${met ? 'MET' : 'MISSED'}`);
 }
-const peak = Math.max(...steps.map((step) => step.peakRss));
+const peak = Math.max(...[...steps, ...queueSteps].map((step) => step.peakRss));
 console.log(`relay RSS peak ${mb(peak)} (target <= ${mb(TARGET.rssBytes)}: ${peak <= TARGET.rssBytes ? 'MET' : 'MISSED'})`);
 if (profileDir) console.log(`CPU profiles: ${profileDir}`);
 const best = steps.filter((step) => step.sustained).at(-1);
+if (queueType) {
+  const queueBest = queueSteps.filter((step) => step.sustained).at(-1);
+  console.log(`highest rate sustained to the ${queueType} destination: ${queueBest ? `${queueBest.rate} events/s` : `none of ${rates.join(', ')} events/s`}`);
+}
 const forwardBest = forwardCarried.length > 0 ? `${Math.max(...forwardCarried)}/s` : `none of ${rates.join(', ')}/s`;
 console.log(`highest rate sustained: ${best ? `${best.rate} events/s` : `none of ${rates.join(', ')} events/s`} (${shape}); the forward line's in this run: ${forwardBest}`);

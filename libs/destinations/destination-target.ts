@@ -5,7 +5,7 @@ import { parseInput } from '../http/validate.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { DestinationRow } from '../store/entities/destination.js';
 import { openQueueTarget, sealQueueTarget } from './queue-target-seal.js';
-import { targetAddresses, TARGET_SCHEMAS, unmaskedTarget, type DestinationType, type QueueTarget } from './queue-target.js';
+import { maskedCredentialsLeftOut, targetAddresses, TARGET_SCHEMAS, unmaskedTarget, type DestinationType, type QueueTarget } from './queue-target.js';
 
 /** Where a destination delivers, as sent on create, PATCH or import. */
 export interface TargetInput {
@@ -50,6 +50,18 @@ export function resolveTarget(secrets: SecretBox, input: TargetInput, current?: 
     throw invalid('target', 'holds a masked credential with no stored value to stand for; send the real one');
   }
   return { columns: { type, url: '', targetSealed: sealQueueTarget(secrets, queue) }, addresses: targetAddresses(queue) };
+}
+
+/**
+ * An imported entry's target input with the masked credentials that no stored value (`current`'s) stands
+ * for left out, and the fields that lost them; a target it cannot read is left to `resolveTarget` to refuse.
+ */
+export function withoutUnknownCredentials<Input extends TargetInput>(secrets: SecretBox, input: Input, current?: DestinationRow): { input: Input; leftOut: string[] } {
+  const type = input.type ?? 'http';
+  if (type === 'http' || input.target === undefined) return { input, leftOut: [] };
+  const sent = unmaskedTarget(type, input.target, current ? openQueueTarget(current, secrets) : null);
+  const { target, leftOut } = maskedCredentialsLeftOut(type, sent);
+  return { input: { ...input, target }, leftOut };
 }
 
 /** The private-destination policy and the relay's own brokers, for every address of the target. */

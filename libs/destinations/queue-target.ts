@@ -103,6 +103,20 @@ export function unmaskedTarget(type: QueueType, sent: Record<string, unknown>, c
   return credentials === undefined ? sent : { ...sent, url: sent.url.replace(`//${MASK}@`, `//${credentials}@`) };
 }
 
+/**
+ * The target without the masked credentials it still holds (a masked URL's credentials, a `sasl` whose
+ * password is masked), and the fields that lost them: what an import of an export without secrets keeps
+ * when no stored value stands for the masks.
+ */
+export function maskedCredentialsLeftOut(type: QueueType, sent: Record<string, unknown>): { target: Record<string, unknown>; leftOut: string[] } {
+  if (type === 'kafka') {
+    const { sasl, ...rest } = sent;
+    return sasl && isMaskedValue((sasl as Record<string, unknown>).password) ? { target: rest, leftOut: ['target.sasl'] } : { target: sent, leftOut: [] };
+  }
+  if (typeof sent.url !== 'string' || !sent.url.includes(`//${MASK}@`)) return { target: sent, leftOut: [] };
+  return { target: { ...sent, url: sent.url.replace(`//${MASK}@`, '//') }, leftOut: ['target.url'] };
+}
+
 /** The places a target connects to (URLs or `host:port`), for the private-destination policy. */
 export function targetAddresses({ type, target }: QueueTarget): { address: string; field: string }[] {
   if (type === 'kafka') return target.brokers.map((broker, index) => ({ address: broker, field: `target.brokers.${index}` }));

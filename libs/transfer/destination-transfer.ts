@@ -5,7 +5,7 @@ import { DestinationEntity, type DestinationRow } from '../store/entities/destin
 import { createDestinationSchema } from '../destinations/destination-schema.js';
 import { destinationSettings } from '../destinations/destination-settings.js';
 import { newDestinationRow } from '../destinations/new-destination-row.js';
-import { checkAddresses, resolveTarget } from '../destinations/destination-target.js';
+import { checkAddresses, resolveTarget, withoutUnknownCredentials } from '../destinations/destination-target.js';
 import { openQueueTarget } from '../destinations/queue-target-seal.js';
 import { maskedTarget } from '../destinations/queue-target.js';
 import { openHeaders, redactedHeaders, resolveHeaders } from '../destinations/destination-headers.js';
@@ -28,30 +28,35 @@ const credentialsRedacted = (entry: DestinationEntry) => entry.authConfig === RE
 
 /**
  * The new row for an entry; redacted credentials are left out (authType none). Redacted or masked header
- * values stand for the `current` row's (an overwrite); those with no stored value are left out and named,
- * and the destination is imported disabled: it must not deliver without what its receiver expects.
+ * values and a queue target's masked credentials stand for the `current` row's (an overwrite); those with
+ * no stored value are left out and named, and the destination is imported disabled: it must not deliver
+ * without what its receiver expects.
  */
-function buildRow(deps: TransferDeps, orgId: string, entry: DestinationEntry, slug: string, current?: DestinationRow) {
+function buildRow(deps: TransferDeps, orgId: string, sent: DestinationEntry, slug: string, current?: DestinationRow) {
+  const { input: entry, leftOut: credentialsLeftOut } = withoutUnknownCredentials(deps.secrets, sent, current);
   const { isActive, authConfig, ...settings } = entry;
   const redacted = credentialsRedacted(entry);
   const { unknown } = resolveHeaders(deps.secrets, entry.headers ?? {}, current);
   const headers = Object.fromEntries(Object.entries(entry.headers ?? {}).filter(([name]) => !unknown.includes(name)));
+  const leftOut = unknown.length > 0 || credentialsLeftOut.length > 0;
   const row = newDestinationRow(
     deps,
     orgId,
     slug,
-    { ...settings, headers, enabled: unknown.length > 0 ? false : isActive, authType: redacted ? 'none' : settings.authType, authConfig: authConfig === REDACTED ? undefined : authConfig },
+    { ...settings, headers, enabled: leftOut ? false : isActive, authType: redacted ? 'none' : settings.authType, authConfig: authConfig === REDACTED ? undefined : authConfig },
     resolveTarget(deps.secrets, entry, current).columns,
     current,
   );
-  return { row, headersLeftOut: unknown };
+  return { row, lost: { headers: unknown, credentials: credentialsLeftOut } };
 }
 
-/** The import's warnings, with one naming the headers left out when there are some. */
-function withoutLostHeaders(row: DestinationRow, headersLeftOut: string[], warnings: string[]) {
-  if (headersLeftOut.length === 0) return { row, warnings };
-  const names = headersLeftOut.join(', ');
-  return { row, warnings: [...warnings, `headers ${names} are redacted with no stored value: the destination is imported disabled without them; set them, then enable it`] };
+/** The import's warnings, with one naming the headers and one the target credentials left out when there are some. */
+function withoutLost(row: DestinationRow, lost: { headers: string[]; credentials: string[] }, warnings: string[]) {
+  const more = [
+    ...(lost.headers.length > 0 ? [`headers ${lost.headers.join(', ')} are redacted with no stored value: the destination is imported disabled without them; set them, then enable it`] : []),
+    ...(lost.credentials.length > 0 ? [`${lost.credentials.join(', ')} credentials are masked with no stored value: the destination is imported disabled without them; set them, then enable it`] : []),
+  ];
+  return { row, warnings: [...warnings, ...more] };
 }
 
 export const destinationTransfer: TransferKind<DestinationRow, DestinationEntry> = {
@@ -80,26 +85,26 @@ export const destinationTransfer: TransferKind<DestinationRow, DestinationEntry>
 
   parse: (entry) => parseInput(destinationEntrySchema, entry, 'Entry'),
 
-  checkTargets: (deps, entry) => checkAddresses(deps.checkTarget, resolveTarget(deps.secrets, entry)),
+  checkTargets: (deps, entry) => checkAddresses(deps.checkTarget, resolveTarget(deps.secrets, withoutUnknownCredentials(deps.secrets, entry).input)),
 
   created(deps, orgId, entry, slug) {
-    const { row, headersLeftOut } = buildRow(deps, orgId, entry, slug);
-    if (!credentialsRedacted(entry)) return withoutLostHeaders(row, headersLeftOut, []);
+    const { row, lost } = buildRow(deps, orgId, entry, slug);
+    if (!credentialsRedacted(entry)) return withoutLost(row, lost, []);
     // DESIGN "Export and import": no credentials, so it must not deliver until someone supplies them.
-    return withoutLostHeaders({ ...row, enabled: false }, headersLeftOut, [
+    return withoutLost({ ...row, enabled: false }, lost, [
       `authConfig is redacted: the destination is created disabled and without credentials (authType none instead of ${entry.authType}); set authType and authConfig, then enable it`,
     ]);
   },
 
   overwritten(deps, entry, current) {
-    const { row, headersLeftOut } = buildRow(deps, current.orgId, entry, current.slug, current);
-    if (!credentialsRedacted(entry)) return withoutLostHeaders(row, headersLeftOut, []);
+    const { row, lost } = buildRow(deps, current.orgId, entry, current.slug, current);
+    if (!credentialsRedacted(entry)) return withoutLost(row, lost, []);
     if (entry.authType !== current.authType) {
       throw new ValidationError('authConfig is redacted, but authType changes: the current credentials cannot be kept', [
         { field: 'authConfig', message: `is redacted while authType changes from ${current.authType} to ${entry.authType}; include the credentials` },
       ]);
     }
-    return withoutLostHeaders({ ...row, authType: current.authType, authConfigSealed: current.authConfigSealed }, headersLeftOut, [
+    return withoutLost({ ...row, authType: current.authType, authConfigSealed: current.authConfigSealed }, lost, [
       'authConfig is redacted: the current credentials are kept',
     ]);
   },

@@ -96,4 +96,35 @@ describeEachStore('queue destinations through the API', (storeTarget) => {
     const sensitive = await h.api('GET', `/api/destinations/export?includeSensitive=true&ids=${copy.id}`);
     expect(sensitive.body.destinations[0]).to.deep.include({ type: 'rabbitmq', target: rabbitmq.target });
   });
+
+  it('imports an export without secrets as disabled, without the masked target credentials, with a warning; an overwrite keeps them', async () => {
+    const kafka = { type: 'kafka', target: { brokers: ['127.0.0.1:9092'], topic: 'relay-orders', sasl: { mechanism: 'plain', username: 'relay', password: 'kafka-secret' } } };
+    const made = [await create(rabbitmq), await create(kafka)].map((response) => response.body as { id: string; name: string });
+    const exported = await h.api('GET', `/api/destinations/export?ids=${made.map((d) => d.id).join(',')}`);
+    const entries = exported.body.destinations as Record<string, unknown>[];
+    expect(entries.map((entry) => entry.target)).to.deep.include.members([{ ...rabbitmq.target, url: 'amqp://****@127.0.0.1:5672/%2F' }]);
+
+    const imported = await h.apiB('POST', '/api/destinations/import', { body: { destinations: entries, conflictStrategy: 'skip' } });
+    expect(imported.status, imported.text).to.equal(200);
+    expect(imported.body.summary).to.include({ imported: 2, failed: 0 });
+    const warnings = Object.fromEntries(imported.body.results.map((result: { name: string; warnings: string[] }) => [result.name, result.warnings]));
+    const lost = (field: string) => [`${field} credentials are masked with no stored value: the destination is imported disabled without them; set them, then enable it`];
+    expect(warnings).to.deep.equal({ [made[0]!.name]: lost('target.url'), [made[1]!.name]: lost('target.sasl') });
+    const inB = (await h.apiB('GET', '/api/destinations/export?includeSensitive=true')).body.destinations as Record<string, unknown>[];
+    const copy = (name: string) => inB.find((entry) => entry.name === name)!;
+    expect(copy(made[0]!.name)).to.deep.include({ isActive: false, target: { ...rabbitmq.target, url: 'amqp://127.0.0.1:5672/%2F' } });
+    expect(copy(made[1]!.name)).to.deep.include({ isActive: false, target: { brokers: ['127.0.0.1:9092'], topic: 'relay-orders', ssl: false, key: 'sourceId' } });
+    const listed = (await h.apiB('GET', '/api/destinations')).body.data as { id: string; name: string }[];
+    const copyId = listed.find((row) => row.name === made[0]!.name)!.id;
+    expect((await h.apiB('GET', `/api/destinations/${copyId}`)).body).to.include({ enabled: false, disabledReason: 'manual' });
+
+    // Into the organization that holds them, the masks stand for the stored credentials.
+    const overwritten = await h.api('POST', '/api/destinations/import', { body: { destinations: entries, conflictStrategy: 'overwrite' } });
+    expect(overwritten.body.summary, overwritten.text).to.include({ overwritten: 2, failed: 0 });
+    expect(overwritten.body.results.flatMap((result: { warnings: string[] }) => result.warnings)).to.deep.equal([]);
+    const kept = (await h.api('GET', `/api/destinations/export?includeSensitive=true&ids=${made.map((d) => d.id).join(',')}`)).body.destinations as Record<string, unknown>[];
+    const keptOf = (name: string) => kept.find((entry) => entry.name === name)!;
+    expect(keptOf(made[0]!.name)).to.deep.include({ isActive: true, target: rabbitmq.target });
+    expect(keptOf(made[1]!.name)).to.deep.include({ isActive: true, target: { ...kafka.target, ssl: false, key: 'sourceId' } });
+  });
 });
