@@ -452,6 +452,11 @@ describe('web console in a real browser', function () {
       await reader.goto(`${harness.relay.url}/console#/events/${ids.event}`);
       await reader.getByText('attempt 1 success 200').first().waitFor();
       expect(await reader.getByRole('button', { name: 'Replay', exact: true }).count()).to.equal(0);
+      const transformation = (await harness.api('GET', '/api/transformations')).body.data[0];
+      await reader.goto(`${harness.relay.url}/console#/transformations/${transformation.id}`);
+      await reader.getByLabel('Code', { exact: true }).waitFor();
+      for (const name of ['Save transformation', 'Run test', 'Delete transformation']) expect(await reader.getByRole('button', { name }).count(), name).to.equal(0);
+      expect(await reader.getByLabel('Code', { exact: true }).inputValue()).to.equal(transformation.code);
       await reader.goto(`${harness.relay.url}/console#/sources`);
       await reader.getByRole('button', { name: 'Copy webhook URL of Shop orders (shop-orders)' }).waitFor();
       expect(await reader.getByRole('button', { name: 'New source' }).count()).to.equal(0);
