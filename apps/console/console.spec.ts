@@ -177,6 +177,109 @@ describe('web console in a real browser', function () {
     await receiver.waitForRequests(before + 1);
   });
 
+  const TAGGING = [
+    'function transform(request, context) {',
+    '  console.log("tagging", request.path, context.eventId);',
+    '  request.body.tag = context.env.TAG;',
+    '  delete request.headers["x-drop"];',
+    '  return request;',
+    '}',
+  ].join('\n');
+
+  it('writes a transformation in the editor, refusing code that does not compile, and tests it on a pasted sample and on a stored event', async () => {
+    await nav('Transformations').click();
+    await page.getByRole('link', { name: 'New transformation' }).click();
+    await field('Name').fill('Tag orders');
+    await field('Code').fill('function transform( {');
+    await field('Env (one NAME=value per line)').fill('TAG=console-tag-1234');
+    await button('Create transformation').click();
+    expect(await alertText()).to.contain('VALIDATION_ERROR').and.contain('does not compile');
+    expect(await field('Code').inputValue()).to.equal('function transform( {');
+
+    // Tab indents inside the editor instead of leaving it.
+    await field('Code').fill(TAGGING);
+    await field('Code').press('Control+End');
+    await field('Code').press('Tab');
+    expect(await field('Code').inputValue()).to.equal(`${TAGGING}  `);
+    expect(await page.evaluate<string>("document.activeElement?.tagName ?? ''")).to.equal('TEXTAREA');
+
+    // Unsaved code on a pasted sample: the env as typed, the header dropped.
+    await field('Sample body (JSON or text)').fill('{"type": "order.created"}');
+    await field('Sample headers (one Name: value per line)').fill('Content-Type: application/json\nX-Drop: yes');
+    await field('Sample path').fill('/orders');
+    await button('Run test').click();
+    const result = JSON.parse((await page.getByLabel('Result').textContent()) ?? '');
+    expect(result).to.deep.equal({ body: { type: 'order.created', tag: 'console-tag-1234' }, headers: { 'content-type': 'application/json' }, query: {}, path: '/orders' });
+    expect(await page.getByLabel('Logs').textContent()).to.equal('tagging /orders ');
+
+    await button('Create transformation').click();
+    await page.getByRole('heading', { name: 'Tag orders', level: 1 }).waitFor();
+    const id = page.url().split('/transformations/')[1];
+    expect(id).to.match(/^trs_/);
+    expect(await field('Env (one NAME=value per line)').inputValue(), 'env values masked as the API masks them').to.equal('TAG=****1234');
+
+    // Saved code on a stored event picked from the recent ones: the masked env runs as the stored value.
+    await field('Test on').selectOption('event');
+    await page.getByRole('list', { name: 'Recent events' }).getByRole('button', { name: new RegExp(ids.event!) }).click();
+    expect(await field('Event id').inputValue()).to.equal(ids.event);
+    await button('Run test').click();
+    await page.getByLabel('Logs').filter({ hasText: ids.event! }).waitFor();
+    const transformed = JSON.parse((await page.getByLabel('Result').textContent()) ?? '');
+    expect(transformed.body).to.include({ type: 'order.created', tag: 'console-tag-1234' });
+    expect(transformed.body.order.note).to.equal(TOKEN);
+    expect(await page.getByRole('status').filter({ hasText: 'returned a request' }).textContent()).to.match(/ran [\d.]+ ms/);
+    await expectNamedControls();
+    await shoot('transformation');
+  });
+
+  it('shows the error and the logs of a transformation whose code fails, in the test panel', async () => {
+    await field('Code').fill('function transform() {\n  console.log("about to fail");\n  throw new TypeError("no orders today");\n}');
+    await button('Run test').click();
+    await page.getByRole('status').filter({ hasText: 'The transformation failed' }).waitFor();
+    expect(await page.locator('.outcome .error').textContent()).to.equal('TypeError: no orders today');
+    expect(await page.getByLabel('Logs').textContent()).to.equal('about to fail');
+    expect(await page.getByLabel('Result').count()).to.equal(0);
+    await shoot('transformation-failed');
+  });
+
+  it('sets a transformation and a delay on a route and shows both, refuses deleting the transformation in use, then clears them', async () => {
+    const source = await harness.api('POST', '/api/sources', { body: { name: 'Delayed feed', slug: 'delayed-feed' } });
+    const destination = await harness.api('POST', '/api/destinations', { body: { name: 'Delayed service', url: `${receiver.url}/delayed` } });
+    const route = (await harness.api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: destination.body.id } })).body;
+    const label = 'Delayed feed to Delayed service';
+    const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'Delayed feed', exact: true }) });
+    const settings = page.getByRole('form', { name: `Settings of route ${label}` });
+    const setRoute = async (transformation: string, delay: string) => {
+      await page.getByRole('button', { name: `Edit route ${label}` }).click();
+      await settings.getByLabel('Transformation', { exact: true }).selectOption({ label: transformation });
+      await settings.getByLabel('Delay (seconds)', { exact: true }).fill(delay);
+      await settings.getByRole('button', { name: 'Save route' }).click();
+      await settings.waitFor({ state: 'detached' });
+    };
+
+    await nav('Routes').click();
+    await setRoute('Tag orders', '90');
+    await row.getByRole('link', { name: 'Tag orders' }).waitFor();
+    expect(await row.locator('[data-column="delay"]').textContent()).to.equal('90 s');
+    const saved = (await harness.api('GET', `/api/routes/${route.id}`)).body;
+    expect(saved.delaySeconds).to.equal(90);
+    expect((await harness.api('GET', `/api/transformations/${saved.transformationId}`)).body.name).to.equal('Tag orders');
+    await expectNamedControls();
+    await shoot('routes-transformed');
+
+    await row.getByRole('link', { name: 'Tag orders' }).click();
+    await page.getByRole('heading', { name: 'Tag orders', level: 1 }).waitFor();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await button('Delete transformation').click();
+    expect(await alertText()).to.contain('IN_USE').and.contain(route.id);
+
+    await nav('Routes').click();
+    await setRoute('none', '0');
+    await row.locator('[data-column="transformation"]', { hasText: 'none' }).waitFor();
+    expect(await row.locator('[data-column="delay"]').textContent()).to.equal('none');
+    expect((await harness.api('GET', `/api/routes/${route.id}`)).body).to.include({ transformationId: null, delaySeconds: 0 });
+  });
+
   it('shows the open circuit of a failing destination, on its page and on the overview', async () => {
     const source = await harness.api('POST', '/api/sources', { body: { name: 'Flaky feed', slug: 'flaky-feed' } });
     const destination = await harness.api('POST', '/api/destinations', {
@@ -349,6 +452,11 @@ describe('web console in a real browser', function () {
       await reader.goto(`${harness.relay.url}/console#/events/${ids.event}`);
       await reader.getByText('attempt 1 success 200').first().waitFor();
       expect(await reader.getByRole('button', { name: 'Replay', exact: true }).count()).to.equal(0);
+      const transformation = (await harness.api('GET', '/api/transformations')).body.data[0];
+      await reader.goto(`${harness.relay.url}/console#/transformations/${transformation.id}`);
+      await reader.getByLabel('Code', { exact: true }).waitFor();
+      for (const name of ['Save transformation', 'Run test', 'Delete transformation']) expect(await reader.getByRole('button', { name }).count(), name).to.equal(0);
+      expect(await reader.getByLabel('Code', { exact: true }).inputValue()).to.equal(transformation.code);
       await reader.goto(`${harness.relay.url}/console#/sources`);
       await reader.getByRole('button', { name: 'Copy webhook URL of Shop orders (shop-orders)' }).waitFor();
       expect(await reader.getByRole('button', { name: 'New source' }).count()).to.equal(0);

@@ -102,6 +102,17 @@ describeEachStore('Transformations API', (target) => {
       expect(response.body).to.deep.include({ result: null, error: { name: 'TimeoutError', message: 'The transformation ran longer than 100 ms' } });
     });
 
+    it("runs with a stored transformation's env when given its id: masked values sent back are the stored ones, new ones as sent", async () => {
+      const made = await newTransformation({ env: { TOKEN: 'tok_live_abcdefgh1234' } });
+      const code = 'function transform(r, c) { console.log(c.env.TOKEN, c.env.EXTRA); return r; }';
+      const run = async (extra: Record<string, unknown>) => (await h.api('POST', '/api/transformations/test', { body: { code, sample: SAMPLE, transformationId: made.id, ...extra } })).body.logs;
+      expect(await run({})).to.deep.equal(['tok_live_abcdefgh1234 undefined']);
+      expect(await run({ env: { ...made.env, EXTRA: 'x' } })).to.deep.equal(['tok_live_abcdefgh1234 x']);
+      expect(await run({ env: { TOKEN: 'typed' } })).to.deep.equal(['typed undefined']);
+      const foreign = await created(h.apiB, '/api/transformations', { name: `Foreign env ${names}`, code: CODE });
+      expect((await h.api('POST', '/api/transformations/test', { body: { code, sample: SAMPLE, transformationId: foreign.id } })).status).to.equal(404);
+    });
+
     it("answers 404 for another organization's event and 400 without eventId or sample", async () => {
       expect((await h.api('POST', '/api/transformations/test', { body: { code: CODE, eventId: 'evt_00000000000000000000000000' } })).status).to.equal(404);
       expect((await h.api('POST', '/api/transformations/test', { body: { code: CODE } })).status).to.equal(400);

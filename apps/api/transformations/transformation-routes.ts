@@ -25,7 +25,18 @@ const example = {
 
 const sampleSchema = z.object({ body: z.unknown(), headers: z.record(z.string(), z.union([z.string(), z.array(z.string())])), query: z.record(z.string(), z.union([z.string(), z.array(z.string())])), path: z.string() });
 const testBody = z
-  .strictObject({ code: transformationCode, eventId: z.string().min(1).max(64).optional(), sample: sampleSchema.optional(), env: transformationEnv.optional() })
+  .strictObject({
+    code: transformationCode,
+    eventId: z.string().min(1).max(64).optional(),
+    sample: sampleSchema.optional(),
+    env: transformationEnv.optional(),
+    transformationId: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .meta({ description: 'A stored transformation: its env is used where `env` is absent, and its stored value where `env` repeats a masked one', example: example.id }),
+  })
   .refine((body) => (body.eventId === undefined) !== (body.sample === undefined), { message: 'give exactly one of eventId and sample', path: ['eventId'] });
 const errorSchema = z.object({ name: z.string(), message: z.string() });
 const testResultSchema = z
@@ -59,7 +70,7 @@ export const transformationOperations: ApiOperation[] = [
     summary: 'Run code on a stored event or a sample, as a delivery would; nothing is stored or sent',
     description: 'A failing transformation (a thrown error, a time-out, a memory fault, a result of the wrong shape) is a 200 with `error` set.',
     scope: 'write',
-    // An event of another organization (or none) is 404; one whose payload retention removed 410.
+    // An event or transformation of another organization (or none) is 404; an event whose payload retention removed 410.
     errors: [404, 410],
     body: { schema: testBody, required: true, example: { code: example.code, sample: { body: { type: 'order.created' }, headers: { 'content-type': 'application/json' }, query: {}, path: '/' } } },
     responses: {

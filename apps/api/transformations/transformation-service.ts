@@ -47,6 +47,12 @@ async function requireTransformation(deps: Pick<ApiDeps, 'store'>, tenant: Tenan
   return row;
 }
 
+/** A masked value sent back (as a fetched transformation shows it) keeps the stored one; no env at all keeps them all. */
+function withStoredEnv(storedEnv: Record<string, string>, env: Record<string, string> | undefined): Record<string, string> {
+  if (env === undefined) return storedEnv;
+  return Object.fromEntries(Object.entries(env).map(([key, value]) => [key, storedEnv[key] !== undefined && value === maskSecret(storedEnv[key]) ? storedEnv[key] : value]));
+}
+
 async function saved<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();
@@ -76,9 +82,7 @@ export async function listTransformations(deps: TransformationDeps, tenant: Tena
 export async function updateTransformation(deps: TransformationDeps, tenant: Tenant, id: string, patch: Partial<TransformationInput>) {
   const current = await requireTransformation(deps, tenant, id);
   if (patch.code !== undefined) await assertCompiles(deps, patch.code);
-  const storedEnv = envOf(deps, current);
-  // A masked value sent back (as a fetched transformation shows it) keeps the stored one.
-  const env = patch.env === undefined ? storedEnv : Object.fromEntries(Object.entries(patch.env).map(([key, value]) => [key, storedEnv[key] !== undefined && value === maskSecret(storedEnv[key]) ? storedEnv[key] : value]));
+  const env = withStoredEnv(envOf(deps, current), patch.env);
   const row: TransformationRow = { ...current, name: patch.name ?? current.name, code: patch.code ?? current.code, sealedEnv: deps.secrets.seal(JSON.stringify(env)), updatedAt: deps.now() };
   await saved(() => updateRow(deps.store.sql, row));
   await deps.announce({ kind: 'transformation', action: 'updated', orgId: tenant.org.id, id });
@@ -95,15 +99,18 @@ export interface TransformationTestInput {
   eventId?: string;
   sample?: TransformRequest;
   env?: Record<string, string>;
+  /** A stored transformation whose env fills in the masked values of `env` (the console tests saved code this way). */
+  transformationId?: string;
 }
 
 /** Runs code on a stored event or a sample, as a delivery would; a failure is an answer, not an error. */
 export async function testTransformation(deps: TransformationDeps, tenant: Tenant, input: TransformationTestInput) {
   const { request, eventId, sourceId, receivedAt } = await testRequest(deps, tenant, input);
+  const env = input.transformationId === undefined ? (input.env ?? {}) : withStoredEnv(envOf(deps, await requireTransformation(deps, tenant, input.transformationId)), input.env);
   const outcome = await deps.transformations.sandbox.run({
     code: input.code,
     request,
-    context: { eventId, sourceId, destinationId: '', receivedAt, env: input.env ?? {} },
+    context: { eventId, sourceId, destinationId: '', receivedAt, env },
     maxResultBytes: deps.transformations.maxResultBytes(tenant.org.plan),
   });
   return { result: outcome.result, logs: outcome.logs, error: outcome.error, durationMs: Math.round(outcome.durationMs * 1000) / 1000 };

@@ -13,6 +13,7 @@ const NAVIGATION = [
   ['Sources', '/sources'],
   ['Destinations', '/destinations'],
   ['Routes', '/routes'],
+  ['Transformations', '/transformations'],
   ['Events', '/events'],
   ['Replays', '/replays'],
   ['Issues', '/issues'],

@@ -1,4 +1,4 @@
-import { CheckField, Fieldset, optionalNumber, SelectField, TextField } from '../parts/fields.js';
+import { CheckField, Fieldset, optionalNumber, pairMap, pairText, SelectField, TextField } from '../parts/fields.js';
 import { SettingsForm, useFormValues } from '../parts/settings-form.js';
 
 export interface Destination {
@@ -100,9 +100,7 @@ function formValues(destination?: Destination) {
     url: destination?.url ?? '',
     method: destination?.method ?? 'POST',
     description: destination?.description ?? '',
-    headers: Object.entries(destination?.headers ?? {})
-      .map(([name, value]) => `${name}: ${value}`)
-      .join('\n'),
+    headers: pairText(destination?.headers ?? {}, ':'),
     authType: destination?.authType ?? 'none',
     // Masked credentials sent back unchanged mean "keep them".
     auth: { ...(destination?.authConfig ?? {}) } as Record<string, string>,
@@ -121,17 +119,6 @@ function formValues(destination?: Destination) {
 
 type Values = ReturnType<typeof formValues>;
 
-/** `Name: value` per line; a line without a colon is sent as a name with an empty value, for the API to judge. */
-function headerMap(text: string): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    const colon = line.indexOf(':');
-    headers[(colon < 0 ? line : line.slice(0, colon)).trim()] = colon < 0 ? '' : line.slice(colon + 1).trim();
-  }
-  return headers;
-}
-
 function requestBody(v: Values) {
   const fields = AUTH_FIELDS[v.authType] ?? [];
   return {
@@ -141,7 +128,7 @@ function requestBody(v: Values) {
     ...(v.type === 'http' ? { url: v.url.trim() } : { target: targetBody(v.type, v.target) }),
     method: v.method,
     description: v.description === '' ? null : v.description,
-    headers: headerMap(v.headers),
+    headers: pairMap(v.headers, ':'),
     authType: v.authType,
     authConfig: Object.fromEntries(fields.map((field) => [field.name, v.auth[field.name] ?? ''])),
     timeoutMs: Number(v.timeoutMs),

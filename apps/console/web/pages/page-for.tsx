@@ -10,6 +10,8 @@ import { RoutesPage } from './routes.js';
 import { SourcePage } from './source-page.js';
 import { SourcesPage } from './sources.js';
 import { TransferPage } from './transfer.js';
+import { TransformationPage } from './transformation-page.js';
+import { TransformationsPage } from './transformations.js';
 
 /** `/events/evt_1?x=y` → the page; an unknown path shows the overview's link back. */
 export function pageFor(path: string, onIssuesChanged: () => void) {
@@ -25,6 +27,8 @@ export function pageFor(path: string, onIssuesChanged: () => void) {
       return id ? <DestinationPage id={id} /> : <DestinationsPage />;
     case 'routes':
       return <RoutesPage />;
+    case 'transformations':
+      return id ? <TransformationPage id={id} /> : <TransformationsPage />;
     case 'events':
       return id ? <EventPage id={id} /> : <EventsPage key={search} params={params} />;
     case 'replays':

@@ -77,3 +77,23 @@ export const lines = (text: string) =>
 
 /** An optional whole number: empty is null. */
 export const optionalNumber = (text: string) => (text.trim() === '' ? null : Number(text));
+
+/**
+ * `Name: value` (or `name=value`) per line; a line without the separator is sent as a name with an empty
+ * value, for the API to judge.
+ */
+export function pairMap(text: string, separator: ':' | '='): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const at = line.indexOf(separator);
+    pairs[(at < 0 ? line : line.slice(0, at)).trim()] = at < 0 ? '' : line.slice(at + 1).trim();
+  }
+  return pairs;
+}
+
+/** The inverse of `pairMap`, for a form that starts from a stored value. */
+export const pairText = (pairs: Record<string, string>, separator: ':' | '=') =>
+  Object.entries(pairs)
+    .map(([name, value]) => `${name}${separator}${separator === ':' ? ' ' : ''}${value}`)
+    .join('\n');
