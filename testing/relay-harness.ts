@@ -25,7 +25,8 @@ export async function startRelayHarness(
   mocha: Context,
   target: BackendTarget,
   env: Record<string, string> = {},
-  options: Omit<RelayOptions, 'logger'> = {},
+  /** `logger` for a suite that reads the relay's log lines; silent (TEST_LOG_LEVEL) otherwise. */
+  options: RelayOptions = {},
 ): Promise<RelayHarness> {
   const location = await target.prepare(mocha);
   const fullEnv = {
@@ -43,7 +44,8 @@ export async function startRelayHarness(
     RELAY_API_REQUESTS_PER_SECOND: '1000000',
     ...env,
   };
-  const start = () => startRelay(loadConfig(fullEnv), { ...options, logger: createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const logger = options.logger ?? createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const start = () => startRelay(loadConfig(fullEnv), { ...options, logger });
   const relay = await start();
   const harness: RelayHarness = {
     relay,
