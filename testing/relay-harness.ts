@@ -68,12 +68,13 @@ export async function startRelayHarness(
  * For a suite on one pair of backends: starts a relay harness before its tests, and after them closes
  * every sink made with `sink` and stops the relay.
  */
-export function useRelayHarness(target: BackendTarget, options: Omit<RelayOptions, 'logger'> = {}) {
+export function useRelayHarness(target: BackendTarget, options: Omit<RelayOptions, 'logger'> = {}, env: () => Record<string, string> = () => ({})) {
   let started: RelayHarness | undefined;
   const sinks: HttpSink[] = [];
   before(async function () {
     this.timeout(60_000);
-    started = await startRelayHarness(this, target, {}, options);
+    // Read when the relay starts: a suite's earlier hook may start what the environment names (an OTLP receiver).
+    started = await startRelayHarness(this, target, env(), options);
   });
   after(async function () {
     this.timeout(30_000);
