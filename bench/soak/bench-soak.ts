@@ -3,7 +3,7 @@
  *
  *   node --import tsx bench/soak/bench-soak.ts [--rates 1000,2000,3000,4000,6000,8000,10000,12000] [--seconds 20] [--sources 1]
  *        [--postgres] [--kafka | --kafka-own N] [--split] [--env NAME=VALUE ...] [--node-option OPTION ...] [--cpu-prof] [--all-rates] [--timeline]
- *        [--transformation]
+ *        [--transformation] [--otlp-receiver]
  *
  * The relay runs what `npm start` runs (the bench builds `dist/` first and starts `dist/apps/relay/main.js`
  * with a fresh data directory), all roles in one process; `--split` runs api, gateway, router, deliverer and
@@ -43,6 +43,9 @@
  * `--cpu-prof` profiles every relay thread and prints, per rate, the load's window for profile-stages.ts.
  * `--transformation` puts a small transformation on every route (SMALL_TRANSFORMATION: a field added, a
  * header dropped): run it against the same command without, for what a transformation costs per event.
+ * `--otlp-receiver` exports the relay's spans (OTEL_EXPORTER_OTLP_ENDPOINT) to an OTLP/HTTP receiver in the
+ * bench's process and prints how many arrived: against the same command without (the SDK with no exporter),
+ * what export costs per event (docs/performance.md).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -70,6 +73,7 @@ import { storeWritesPerEvent, watchStoreWrites } from './store-writes.js';
 import { readKafkaRequestCounts, type KafkaRequestCounts } from './kafka-requests.js';
 import { hopHistograms, hopWaitsLine } from './hop-waits.js';
 import { watchAcceptQueue } from './accept-queue.js';
+import { startOtlpReceiver } from '../../libs/testing/otlp-receiver.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const API_KEY = 'bench-soak-key-0123456789';
@@ -97,6 +101,7 @@ const { values: args } = parseArgs({
     'all-rates': { type: 'boolean', default: false },
     timeline: { type: 'boolean', default: false },
     transformation: { type: 'boolean', default: false },
+    'otlp-receiver': { type: 'boolean', default: false },
   },
 });
 const rates = args.rates.split(',').map(Number);
@@ -481,6 +486,8 @@ const stopSink = async (error: unknown): Promise<never> => {
   throw error;
 };
 const forwardCarried = await floorLine(sink).catch(stopSink);
+const receiver = args['otlp-receiver'] ? await startOtlpReceiver() : undefined;
+if (receiver) extraEnv.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
 const deployment = await startDeployment().catch(stopSink);
 if (deployment.kafkaShape) console.log(`broker: ${deployment.kafkaShape}`);
 const steps: Step[] = [];
@@ -494,6 +501,8 @@ try {
 } finally {
   await deployment.stop();
   await sink.stop();
+  if (receiver) console.log(`spans exported to the in-process OTLP receiver: ${receiver.spans().length}`);
+  await receiver?.close();
 }
 const atTarget = steps.find((step) => step.rate === TARGET.rate);
 if (atTarget) {
