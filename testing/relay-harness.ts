@@ -25,7 +25,8 @@ export async function startRelayHarness(
   mocha: Context,
   target: BackendTarget,
   env: Record<string, string> = {},
-  options: Omit<RelayOptions, 'logger'> = {},
+  /** `logger` for a suite that reads the relay's log lines; silent (TEST_LOG_LEVEL) otherwise. */
+  options: RelayOptions = {},
 ): Promise<RelayHarness> {
   const location = await target.prepare(mocha);
   const fullEnv = {
@@ -43,7 +44,8 @@ export async function startRelayHarness(
     RELAY_API_REQUESTS_PER_SECOND: '1000000',
     ...env,
   };
-  const start = () => startRelay(loadConfig(fullEnv), { ...options, logger: createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const logger = options.logger ?? createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const start = () => startRelay(loadConfig(fullEnv), { ...options, logger });
   const relay = await start();
   const harness: RelayHarness = {
     relay,
@@ -66,12 +68,13 @@ export async function startRelayHarness(
  * For a suite on one pair of backends: starts a relay harness before its tests, and after them closes
  * every sink made with `sink` and stops the relay.
  */
-export function useRelayHarness(target: BackendTarget, options: Omit<RelayOptions, 'logger'> = {}) {
+export function useRelayHarness(target: BackendTarget, options: Omit<RelayOptions, 'logger'> = {}, env: () => Record<string, string> = () => ({})) {
   let started: RelayHarness | undefined;
   const sinks: HttpSink[] = [];
   before(async function () {
     this.timeout(60_000);
-    started = await startRelayHarness(this, target, {}, options);
+    // Read when the relay starts: a suite's earlier hook may start what the environment names (an OTLP receiver).
+    started = await startRelayHarness(this, target, env(), options);
   });
   after(async function () {
     this.timeout(30_000);

@@ -1,4 +1,4 @@
-import type { RelayTracer } from '../../libs/tracing/relay-tracer.js';
+import { logFields, type RelayTracer } from '../../libs/tracing/relay-tracer.js';
 import type { Broker } from '../../libs/broker/broker.js';
 import type { CircuitState } from '../../libs/delivery/circuit-breakers.js';
 import type { DeliveryLookup } from '../../libs/delivery/delivery-lookup.js';
@@ -203,10 +203,10 @@ function handlersFor(parts: Parts, running: RunningIntake, limits: ReturnType<ty
     sender: options.sending.sender,
     reporter,
     lines: options.destinations.lines,
-    async destinationGone(target) {
+    async destinationGone(target, attempt) {
       if (!(await options.destinations.gone.disable(target.orgId, target.id, now()))) return;
       metrics.destinationsGone.inc({ destination: target.id });
-      logger.warn({ destinationId: target.id }, 'Destination answered 410 Gone: disabled, its jobs are held until it is enabled again');
+      logger.warn({ destinationId: target.id, ...logFields(attempt) }, 'Destination answered 410 Gone: disabled, its jobs are held until it is enabled again');
     },
     logger,
     tracer: options.observe.tracer,

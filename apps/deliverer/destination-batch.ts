@@ -39,8 +39,8 @@ export interface DestinationBatchDeps {
   reporter: AttemptReporter;
   /** Each source's line to an ordered destination. */
   lines: SourceLines;
-  /** Called after a `410 Gone` is recorded; resolves once the destination is disabled. */
-  destinationGone(target: DeliveryTarget): Promise<void>;
+  /** Called after a `410 Gone` is recorded (its line names the attempt's span); resolves once the destination is disabled. */
+  destinationGone(target: DeliveryTarget, attempt: Span): Promise<void>;
   logger: DelivererLogger;
   /** The attempts' spans. */
   tracer: RelayTracer;
@@ -111,8 +111,8 @@ async function nextInLine(deps: DestinationBatchDeps, job: DeliveryJob): Promise
 }
 
 /** Held like any disabled destination; the lookup forgets it, so the records after this one see it disabled. */
-async function stopForGone(deps: DestinationBatchDeps, topic: string, target: DeliveryTarget): Promise<void> {
-  await deps.destinationGone(target);
+async function stopForGone(deps: DestinationBatchDeps, topic: string, target: DeliveryTarget, attempt: Span): Promise<void> {
+  await deps.destinationGone(target, attempt);
   deps.lookup.invalidate(target.id);
   deps.holds.hold({ topic }, HOLD.disabled, deps.disabledRecheckMs);
 }
@@ -164,7 +164,7 @@ async function sendAndReport(deps: DestinationBatchDeps, topic: string, { job, b
   }
   endAttemptSpan(span, guarded.outcome);
   const status = await deps.reporter.sent({ job, body, target, outcome: guarded.outcome, startedAt, span });
-  if (isGone(guarded.outcome)) await stopForGone(deps, topic, target);
+  if (isGone(guarded.outcome)) await stopForGone(deps, topic, target, span);
   if (target.ordering === 'source' && status !== 'retrying') await nextInLine(deps, job);
   return 'done';
 }

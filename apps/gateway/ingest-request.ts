@@ -16,6 +16,7 @@ import type { ResolvedSource } from './source-resolver.js';
 import { INGEST_TOPIC } from '../../libs/pipeline/topology.js';
 import { withTraceparent } from '../../libs/tracing/record-trace.js';
 import { endFailed, SpanKind, TRACEPARENT_HEADER, type RelayTracer, type Span } from '../../libs/tracing/relay-tracer.js';
+import type { RequestLogContext } from '../../libs/http/request-context.js';
 
 /** The ports ingest runs on; the composition root wires the store, the broker and the cache in. */
 export interface IngestDeps {
@@ -44,6 +45,8 @@ export interface IngestInput {
   querystring: string;
   /** Bounds this request's waits on the store and the broker, and names what failed (ingest-deadline.ts). */
   deadline: IngestDeadline;
+  /** Where the request's own log lines (access, unhandled error) find the ingest span: koa's `ctx.state`. */
+  logContext?: RequestLogContext;
 }
 
 export interface IngestResult {
@@ -95,6 +98,7 @@ export async function ingestRequest(deps: IngestDeps, input: IngestInput): Promi
     kind: SpanKind.SERVER,
     attributes: { 'relay.organization': input.orgSlug, 'relay.source': input.sourceSlug },
   });
+  if (input.logContext) input.logContext.span = span;
   try {
     const result = await acceptWebhook(deps, input, span);
     span.setAttributes({ 'relay.event_id': result.eventId, 'relay.ingest_status': result.status });

@@ -50,6 +50,7 @@ export function ingestRouter(options: IngestRouterOptions): Router {
         path: ctx.path,
         querystring: ctx.querystring,
         deadline: ingestDeadline(options.waitBudgetMs),
+        logContext: ctx.state,
       });
       outcome = result.status;
       ctx.body = result;

@@ -9,6 +9,7 @@ import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond, type HttpSink } from '../../libs/testing/http-sink.js';
 import { sampleSum } from '../../libs/testing/metric-samples.js';
 import { useRelayHarness } from '../../testing/relay-harness.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../../libs/testing/otlp-receiver.js';
 import { ATTEMPTS_TOPIC, CONFIG_TOPIC, destinationTopic, INGEST_TOPIC, RETRY_TIER_TOPICS } from '../../libs/pipeline/topology.js';
 import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
@@ -33,7 +34,13 @@ function filesUnder(dir: string): string[] {
 describeEachBackend('One bad webhook never stalls the pipeline', (target) => {
   const kafka = target.name.includes('Kafka');
   const settleMs = kafka ? 40_000 : 10_000;
-  const suite = useRelayHarness(target);
+  // With tracing exported, to a receiver of its own: poison records must not break the webhooks' traces.
+  let receiver: OtlpReceiver;
+  before(async () => {
+    receiver = await startOtlpReceiver();
+  });
+  after(() => receiver?.close());
+  const suite = useRelayHarness(target, {}, () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }));
   let sink: HttpSink;
   let source: { id: string; path: string };
   let destinationId: string;
@@ -163,7 +170,17 @@ describeEachBackend('One bad webhook never stalls the pipeline', (target) => {
     await settledEvent(retried, 'delivered');
     const expected = ingestPoison.length + destinationPoison.length + retryPoison.length * RETRY_TIER_TOPICS.length + attemptPoison.length + 1;
     await waitFor(`${expected} dead letters`, async () => ((await deadLetters('malformed_record')) - malformedBefore >= expected ? true : undefined), isDefined, settleMs);
+    // Each good webhook's trace went through every hop past the poison records, the retry's wait included.
+    await waitFor('both traces exported', () => [stagesOf(plain), stagesOf(retried)], ([plainStages, retriedStages]) =>
+      ['ingest', 'route', 'attempt', 'record attempt'].every((stage) => plainStages!.includes(stage)) && retriedStages!.includes('retry wait') && retriedStages!.includes('record attempt'), settleMs);
   });
+
+  /** The names of the exported spans of the trace whose ingest span names `eventId`. */
+  function stagesOf(eventId: string): string[] {
+    const spans = receiver.spans();
+    const traceId = spans.find((span) => span.name === 'ingest' && span.attributes['relay.event_id'] === eventId)?.traceId;
+    return traceId === undefined ? [] : spans.filter((span) => span.traceId === traceId).map((span) => span.name);
+  }
 
   it('stores an event whose sealed body cannot be opened as failed, with the reason in the API, and goes on', async function () {
     this.timeout(settleMs * 2 + 10_000);

@@ -3,10 +3,19 @@ import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../../libs/testing/otlp-receiver.js';
 import { startRelayHarness, type RelayHarness } from '../../testing/relay-harness.js';
-import { waitFor } from '../../libs/testing/wait-for.js';
+import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
+import { createLogger } from '../../libs/logging/logger.js';
+import { postedLines } from '../../libs/logging/thread-log.js';
 
 const SENDER_TRACE = '0af7651916cd43dd8448eb211c80319c';
 const SENDER_SPAN = 'b7ad6b7169203331';
+
+interface LogLine {
+  msg: string;
+  path?: string;
+  traceId?: string;
+  spanId?: string;
+}
 
 /** The spans one webhook with one retry leaves: gateway, router, two attempts, the tier's wait, two writes. */
 const EXPECTED = ['ingest', 'route', 'attempt', 'retry wait', 'attempt', 'record attempt', 'record attempt'];
@@ -22,11 +31,14 @@ describeEachBackend('one trace per webhook, exported over OTLP', (target) => {
   let receiver: OtlpReceiver;
   let harness: RelayHarness;
   let sink: HttpSink | undefined;
+  // Debug: the gateway's access lines are debug (at ingest rates info would drown the rest).
+  const lines: LogLine[] = [];
+  const logger = createLogger({ level: 'debug', destination: postedLines((line) => void lines.push(JSON.parse(line) as LogLine)) });
 
   before(async function () {
     this.timeout(60_000);
     receiver = await startOtlpReceiver();
-    harness = await startRelayHarness(this, target, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'relay-under-test' });
+    harness = await startRelayHarness(this, target, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'relay-under-test' }, { logger });
   });
 
   after(async function () {
@@ -36,9 +48,10 @@ describeEachBackend('one trace per webhook, exported over OTLP', (target) => {
     await receiver?.close();
   });
 
-  it("continues the sender's trace through every hop, a retry included, to the destination's requests", async function () {
+  it("continues the sender's trace through every hop, a retry included, to the destination's requests and the log lines", async function () {
     this.timeout(settleMs * 4);
-    sink = await startHttpSink([respond(500), respond(200)]);
+    // The second answer, 410 Gone, disables the destination: a deliverer's line written under the attempt.
+    sink = await startHttpSink([respond(500), respond(410)]);
     const source = await harness.api('POST', '/api/sources', { body: { name: 'Traced', slug: 'traced' } });
     const destination = await harness.api('POST', '/api/destinations', { body: { name: 'Traced receiver', url: `${sink.url}/hook`, retryPolicy: { maxRetries: 3, initialDelay: 100 } } });
     expect(destination.status, JSON.stringify(destination.body)).to.equal(201);
@@ -64,7 +77,7 @@ describeEachBackend('one trace per webhook, exported over OTLP', (target) => {
     const attempts = byName('attempt').sort((a, b) => Number(a.attributes['relay.attempt']) - Number(b.attributes['relay.attempt']));
     expect(ingest!.parentSpanId).to.equal(SENDER_SPAN);
     expect(route!.parentSpanId).to.equal(ingest!.spanId);
-    expect(attempts.map((span) => span.attributes['http.response.status_code'])).to.deep.equal([500, 200]);
+    expect(attempts.map((span) => span.attributes['http.response.status_code'])).to.deep.equal([500, 410]);
     expect(attempts[0]!.parentSpanId).to.equal(route!.spanId);
     expect(wait!.parentSpanId).to.equal(attempts[0]!.spanId);
     expect(attempts[1]!.parentSpanId).to.equal(wait!.spanId);
@@ -74,5 +87,11 @@ describeEachBackend('one trace per webhook, exported over OTLP', (target) => {
 
     const event = await harness.api('GET', `/api/events/${ingested.body.eventId}`);
     expect(event.body.traceId).to.equal(SENDER_TRACE);
+
+    // Each line names the span it was written under: the gateway's access line, the deliverer's 410 line.
+    const access = lines.find((line) => line.msg === 'request' && line.path === '/ingest/default/traced');
+    expect(access, 'the ingest access line').to.include({ traceId: event.body.traceId, spanId: ingest!.spanId });
+    const gone = await waitFor('the 410 line', () => lines.find((line) => line.msg.startsWith('Destination answered 410 Gone')), isDefined, settleMs);
+    expect(gone).to.include({ traceId: event.body.traceId, spanId: attempts[1]!.spanId });
   });
 });

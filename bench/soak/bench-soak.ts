@@ -3,7 +3,7 @@
  *
  *   node --import tsx bench/soak/bench-soak.ts [--rates 1000,2000,3000,4000,6000,8000,10000,12000] [--seconds 20] [--sources 1]
  *        [--postgres] [--kafka | --kafka-own N] [--split] [--env NAME=VALUE ...] [--node-option OPTION ...] [--cpu-prof] [--all-rates] [--timeline]
- *        [--transformation] [--destination-type rabbitmq|nats|kafka|redis]
+ *        [--transformation] [--destination-type rabbitmq|nats|kafka|redis] [--otlp-receiver]
  *
  * The relay runs what `npm start` runs (the bench builds `dist/` first and starts `dist/apps/relay/main.js`
  * with a fresh data directory), all roles in one process; `--split` runs api, gateway, router, deliverer and
@@ -48,6 +48,9 @@
  * Kafka's is the running cluster when the relay's broker is not Kafka, else a one-broker cluster of the
  * run's own) and soaks it after the HTTP destination at every rate, on the same relay: each line's
  * deliveries a second and CPU per event, then one line setting the two side by side.
+ * `--otlp-receiver` exports the relay's spans (OTEL_EXPORTER_OTLP_ENDPOINT) to an OTLP/HTTP receiver in the
+ * bench's process and prints how many arrived: against the same command without (the SDK with no exporter),
+ * what export costs per event (docs/performance.md).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -77,6 +80,7 @@ import { storeWritesPerEvent, watchStoreWrites } from './store-writes.js';
 import { readKafkaRequestCounts, type KafkaRequestCounts } from './kafka-requests.js';
 import { hopHistograms, hopWaitsLine } from './hop-waits.js';
 import { watchAcceptQueue } from './accept-queue.js';
+import { startOtlpReceiver } from '../../libs/testing/otlp-receiver.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const API_KEY = 'bench-soak-key-0123456789';
@@ -105,6 +109,7 @@ const { values: args } = parseArgs({
     timeline: { type: 'boolean', default: false },
     transformation: { type: 'boolean', default: false },
     'destination-type': { type: 'string', default: 'http' },
+    'otlp-receiver': { type: 'boolean', default: false },
   },
 });
 const destinationType = args['destination-type'] as (typeof DESTINATION_TYPES)[number];
@@ -525,6 +530,8 @@ const stopSink = async (error: unknown): Promise<never> => {
   throw error;
 };
 const forwardCarried = await floorLine(sink).catch(stopSink);
+const receiver = args['otlp-receiver'] ? await startOtlpReceiver() : undefined;
+if (receiver) extraEnv.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
 const deployment = await startDeployment().catch(stopSink);
 if (deployment.kafkaShape) console.log(`broker: ${deployment.kafkaShape}`);
 const steps: Step[] = [];
@@ -548,6 +555,8 @@ try {
   await deployment.stop();
   await sink.stop();
   await queueKafka?.stop();
+  if (receiver) console.log(`spans exported to the in-process OTLP receiver: ${receiver.spans().length}`);
+  await receiver?.close();
 }
 const atTarget = steps.find((step) => step.rate === TARGET.rate);
 if (atTarget) {

@@ -1,6 +1,8 @@
 import type { Context, Next } from 'koa';
 import { RelayError } from '../errors/errors.js';
 import type { Logger } from '../logging/logger.js';
+import { logFields } from '../tracing/relay-tracer.js';
+import type { RequestLogContext } from './request-context.js';
 
 interface HttpishError {
   status?: number;
@@ -42,7 +44,7 @@ export function errorMiddleware(logger: Logger) {
       const known = classify(error);
       const relayError =
         known ?? new RelayError(500, 'INTERNAL_ERROR', 'An unexpected error occurred; it has been logged');
-      if (!known) logger.error({ err: error, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
+      if (!known) logger.error({ err: error, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, ...logFields((ctx.state as RequestLogContext).span) }, 'unhandled error');
       ctx.status = relayError.status;
       const body: Record<string, unknown> = {
         error: relayError.title,

@@ -1,6 +1,15 @@
 import type { Context, Next } from 'koa';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logging/logger.js';
+import { logFields, type Span } from '../tracing/relay-tracer.js';
+
+/**
+ * What a request's log lines carry beyond the request (koa's `ctx.state`): the span a handler started,
+ * so the access line and an unhandled error's line name the webhook's trace.
+ */
+export interface RequestLogContext {
+  span?: Span;
+}
 
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -22,7 +31,7 @@ export function requestContext(logger: Logger) {
     } finally {
       const level = ctx.status >= 500 && (ctx.body as { code?: unknown } | undefined)?.code !== 'OVERLOADED' ? 'warn' : 'debug';
       if (logger.isLevelEnabled(level)) {
-        logger[level]({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - startedAt) * 10) / 10 }, 'request');
+        logger[level]({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - startedAt) * 10) / 10, ...logFields((ctx.state as RequestLogContext).span) }, 'request');
       }
     }
   };

@@ -35,8 +35,13 @@ export function traceparentOf(span: Span): string {
   return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`;
 }
 
-/** The trace and span ids to put on a log line about the webhook `span` is about. */
-export function logFields(span: Span): { traceId: string; spanId: string } {
+/**
+ * The trace and span ids a log line written under `span` carries (none without a span). Log lines get
+ * them from the span their work was handed, never from a context manager: AsyncLocalStorage on Node 20
+ * makes every promise dearer (docs/decisions/0097-log-lines-carry-the-span.md).
+ */
+export function logFields(span: Span | undefined): { traceId?: string; spanId?: string } {
+  if (span === undefined) return {};
   const { traceId, spanId } = span.spanContext();
   return { traceId, spanId };
 }
