@@ -58,6 +58,11 @@ export function openedBody(deps: Pick<ApiDeps, 'secrets'>, event: EventRecord, s
 }
 
 /** What route filters match of a stored event (its body as received, decrypted). */
+/** The stored body as every view shows it: opened, with masked fields as `****`. */
+export function shownBody(deps: Pick<ApiDeps, 'secrets' | 'payloadViews'>, event: EventRecord, stored: { bytes: Buffer; sealed: boolean }): Promise<Buffer> {
+  return deps.payloadViews.bytes(openedBody(deps, event, stored), event.contentType, maskFieldsOf(event));
+}
+
 export function storedEventDocument(event: EventRecord, body: Buffer): FilterDocument {
   return filterDocument({
     body,

@@ -91,6 +91,15 @@ describeEachStore('Payload encryption and masking', (target) => {
       expect(raw.text).not.to.include(EMAIL);
     });
 
+    it('shows masked fields as **** to a transformation tested on the event, as in every other view', async () => {
+      const code = 'function transform(request) { console.log(JSON.stringify(request.body.customer)); return request; }';
+      const tested = await h.api('POST', '/api/transformations/test', { body: { code, eventId } });
+      expect(tested.status, tested.text).to.equal(200);
+      expect(tested.body.result.body.customer).to.deep.equal({ email: '****' });
+      expect(tested.body.logs).to.deep.equal(['{"email":"****"}']);
+      expect(tested.text).not.to.include(EMAIL);
+    });
+
     it('makes neither encrypted nor masked values searchable, and the rest still is', async () => {
       expect(await searchIds(CARD)).not.to.include(eventId);
       expect(await searchIds(EMAIL)).not.to.include(eventId);

@@ -16,7 +16,7 @@ import {
   type TransformationRow,
 } from '../../../libs/transformations/transformations.js';
 import type { ApiDeps } from '../api-deps.js';
-import { openedBody, requireEvent, storedBody, storedEventDocument, payloadExpired } from '../events/event-service.js';
+import { requireEvent, shownBody, storedBody, storedEventDocument, payloadExpired } from '../events/event-service.js';
 
 export interface TransformationInput {
   name: string;
@@ -24,7 +24,7 @@ export interface TransformationInput {
   env?: Record<string, string>;
 }
 
-type TransformationDeps = Pick<ApiDeps, 'store' | 'secrets' | 'now' | 'announce' | 'transformations'>;
+type TransformationDeps = Pick<ApiDeps, 'store' | 'secrets' | 'payloadViews' | 'now' | 'announce' | 'transformations'>;
 
 function envOf(deps: Pick<ApiDeps, 'secrets'>, row: TransformationRow): Record<string, string> {
   return JSON.parse(deps.secrets.open(row.sealedEnv)) as Record<string, string>;
@@ -121,6 +121,7 @@ async function testRequest(deps: TransformationDeps, tenant: Tenant, input: Tran
   const event = await requireEvent(deps, tenant, input.eventId!);
   const stored = await storedBody(deps, event);
   if (!stored) throw payloadExpired(event.id);
-  const document = storedEventDocument(event, openedBody(deps, event, stored));
+  // The test answers with what the code saw: a masked field stays masked, as in every view of the event.
+  const document = storedEventDocument(event, await shownBody(deps, event, stored));
   return { request: { body: document.body, headers: document.headers, query: document.query, path: document.path ?? '' }, eventId: event.id, sourceId: event.sourceId, receivedAt: new Date(event.receivedAt).toISOString() };
 }
