@@ -121,6 +121,17 @@ export interface KafkaCluster extends KafkaClusterState {
 }
 
 /** Formats and starts a fresh cluster in `dir` (emptied first); resolves once topics can be created. */
+/**
+ * A random cluster id in Kafka's form (16 bytes, base64url). The top bit of the first byte is cleared so
+ * the id never starts with `-` or `_`: StorageTool read one starting with `-` as an option and refused
+ * to format (1 start in 64 failed so, CI on 2026-12-01).
+ */
+export function kafkaClusterId(): string {
+  const bytes = randomBytes(16);
+  bytes[0]! &= 0x7f;
+  return bytes.toString('base64url');
+}
+
 export async function startKafkaCluster(options: KafkaClusterOptions): Promise<KafkaCluster> {
   const version = kafkaVersion(options.version);
   const count = options.brokerCount ?? 3;
@@ -130,7 +141,7 @@ export async function startKafkaCluster(options: KafkaClusterOptions): Promise<K
   fs.mkdirSync(options.dir, { recursive: true });
   const nodes: KafkaNode[] = [];
   for (let id = 1; id <= count; id += 1) nodes.push({ id, port: await unusedLoopbackPort(), controllerPort: await unusedLoopbackPort() });
-  const clusterId = randomBytes(16).toString('base64url');
+  const clusterId = kafkaClusterId();
   await Promise.all(
     nodes.map((node) => {
       fs.writeFileSync(configFile(options.dir, node.id), serverProperties(options.dir, node, nodes));
