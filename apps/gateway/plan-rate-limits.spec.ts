@@ -40,7 +40,10 @@ describeEachStore('Ingest rate limits of the paid plans', (target) => {
       }
       // What else came back, should any answer be neither: the failure then names it.
       const statuses: Record<string, number> = {};
-      for (const { status, body } of answers) statuses[`${status} ${body?.code ?? ''}`] = (statuses[`${status} ${body?.code ?? ''}`] ?? 0) + 1;
+      for (const { status, body } of answers) {
+        const answer = `${status} ${body?.code ?? ''}`;
+        statuses[answer] = (statuses[answer] ?? 0) + 1;
+      }
       expect(answers.filter((answer) => answer.status === 200), JSON.stringify(statuses)).to.have.length(limit);
       const limited = answers.filter((answer) => answer.status === 429);
       expect(limited).to.have.length(OVER);
