@@ -3,7 +3,7 @@
  *
  *   node --import tsx bench/soak/bench-soak.ts [--rates 1000,2000,3000,4000,6000,8000,10000,12000] [--seconds 20] [--sources 1]
  *        [--postgres] [--kafka | --kafka-own N] [--split] [--env NAME=VALUE ...] [--node-option OPTION ...] [--cpu-prof] [--all-rates] [--timeline]
- *        [--transformation] [--destination-type rabbitmq|nats|kafka|redis] [--otlp-receiver]
+ *        [--transformation off,on] [--destination-type rabbitmq|nats|kafka|redis] [--tracing none,sdk,export]
  *
  * The relay runs what `npm start` runs (the bench builds `dist/` first and starts `dist/apps/relay/main.js`
  * with a fresh data directory), all roles in one process; `--split` runs api, gateway, router, deliverer and
@@ -41,16 +41,19 @@
  * forward line carried in the same run, for scale on a shared machine whose speed varies threefold from day to day. `--timeline` adds,
  * per rate, the slowest ingest answer of each second of the load: where in the run a p99 comes from.
  * `--cpu-prof` profiles every relay thread and prints, per rate, the load's window for profile-stages.ts.
- * `--transformation` puts a small transformation on every route (SMALL_TRANSFORMATION: a field added, a
- * header dropped): run it against the same command without, for what a transformation costs per event.
+ * `--transformation on` puts a small transformation on every route (SMALL_TRANSFORMATION: a field added, a
+ * header dropped); `--transformation off,on` soaks without, then with, each on a fresh relay: what a
+ * transformation costs per event, in one run.
  * `--destination-type <type>` routes a second set of sources to a queue destination on this machine's
  * server of that type (a place of the run's own, read by the sink process: bench/relay/queue-reader.ts;
  * Kafka's is the running cluster when the relay's broker is not Kafka, else a one-broker cluster of the
  * run's own) and soaks it after the HTTP destination at every rate, on the same relay: each line's
  * deliveries a second and CPU per event, then one line setting the two side by side.
- * `--otlp-receiver` exports the relay's spans (OTEL_EXPORTER_OTLP_ENDPOINT) to an OTLP/HTTP receiver in the
- * bench's process and prints how many arrived: against the same command without (the SDK with no exporter),
- * what export costs per event (docs/performance.md).
+ * `--tracing none,sdk,export` soaks every rate on a fresh relay per tracing shape, one after the other on the
+ * same sink (with `--transformation off,on`, every pairing of the two lists): none is OTEL_SDK_DISABLED=true (no SDK), sdk the default (the SDK, nothing exported), export
+ * spans sent to an OTLP/HTTP receiver in the bench's process (OTEL_EXPORTER_OTLP_ENDPOINT; how many arrived
+ * is printed). Each variant's CPU per event is then set beside the first's: what tracing costs
+ * (docs/performance.md, docs/decisions/0100-otel-sdk-disabled.md).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -107,15 +110,33 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     'all-rates': { type: 'boolean', default: false },
     timeline: { type: 'boolean', default: false },
-    transformation: { type: 'boolean', default: false },
+    transformation: { type: 'string', default: 'off' },
     'destination-type': { type: 'string', default: 'http' },
-    'otlp-receiver': { type: 'boolean', default: false },
+    tracing: { type: 'string', default: 'sdk' },
   },
 });
 const destinationType = args['destination-type'] as (typeof DESTINATION_TYPES)[number];
 if (!DESTINATION_TYPES.includes(destinationType)) throw new Error(`--destination-type must be one of ${DESTINATION_TYPES.join(', ')}`);
 /** The queue type soaked beside HTTP, if any. */
 const queueType: QueueType | undefined = destinationType === 'http' ? undefined : destinationType;
+const TRACING_SHAPES = ['none', 'sdk', 'export'] as const;
+type TracingShape = (typeof TRACING_SHAPES)[number];
+const tracingShapes = args.tracing.split(',') as TracingShape[];
+if (!tracingShapes.every((shape) => TRACING_SHAPES.includes(shape))) throw new Error(`--tracing takes a list of ${TRACING_SHAPES.join(', ')}`);
+const transformationShapes = args.transformation.split(',');
+if (!transformationShapes.every((shape) => shape === 'off' || shape === 'on')) throw new Error('--transformation takes off, on or off,on');
+/** The relays a run soaks in turn: every pairing of a tracing shape and a transformation shape. */
+interface Variant {
+  tracing: TracingShape;
+  transformation: boolean;
+  /** What its lines are labelled with, when a run has more than one. */
+  name: string;
+}
+const variants: Variant[] = tracingShapes.flatMap((tracing) =>
+  transformationShapes.map((transformation) => ({ tracing, transformation: transformation === 'on', name: `tracing ${tracing}, transformation ${transformation}` })),
+);
+/** Each line names its destination type and variant when a run has more than one of either. */
+const labelled = queueType !== undefined || variants.length > 1;
 const rates = args.rates.split(',').map(Number);
 const seconds = Number(args.seconds);
 const sourceCount = Number(args.sources);
@@ -147,7 +168,7 @@ interface Deployment {
 }
 
 /** The relay as configured by the options, all roles in one process or one process per role. */
-async function startDeployment(): Promise<Deployment> {
+async function startDeployment(shapeEnv: Record<string, string>): Promise<Deployment> {
   const cleanups: (() => Promise<void>)[] = [];
   const dataDir = tempDataDir();
   cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
@@ -170,7 +191,7 @@ async function startDeployment(): Promise<Deployment> {
     cleanups.push(kafka.cleanup);
     Object.assign(env, kafka.env);
   }
-  Object.assign(env, extraEnv);
+  Object.assign(env, extraEnv, shapeEnv);
   const processes: RelayProcess[] = [];
   const kafkaRequestFiles: string[] = [];
   const start = async (role: Role) => {
@@ -268,14 +289,14 @@ function keepLog(member: RelayProcess): void {
  * `--transformation`), and as many routed to the sink's queue destination when it reads one; answers
  * their ingest paths, by destination type.
  */
-async function configure(apiUrl: string, sink: BenchSink): Promise<{ http: string[]; queue?: string[] }> {
+async function configure(apiUrl: string, sink: BenchSink, transformation: boolean): Promise<{ http: string[]; queue?: string[] }> {
   const api = apiClient(apiUrl, API_KEY);
   const created = async (resource: string, body: object) => {
     const response = await api('POST', resource, { body });
     if (response.status !== 201) throw new Error(`POST ${resource} answered ${response.status}: ${response.text}`);
     return response.body;
   };
-  const transformationId = args.transformation ? (await created('/api/transformations', { name: 'Soak small', code: SMALL_TRANSFORMATION })).id : undefined;
+  const transformationId = transformation ? (await created('/api/transformations', { name: 'Soak small', code: SMALL_TRANSFORMATION })).id : undefined;
   /** `sourceCount` sources named `prefix-N`, routed to a destination made of `target`. */
   const routedSources = async (prefix: string, target: object) => {
     const destination = await created('/api/destinations', { name: `Soak ${prefix}`, ...target });
@@ -489,7 +510,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
   const cpuUsPerEvent = ((usage.cpuMs - usageBefore.cpuMs) * 1000) / Math.max(1, acknowledged.length);
   const sustained = notAcknowledged === 0 && deliveredRate >= SUSTAINED.deliveredShare * rate && e2eP99 <= SUSTAINED.e2eP99Ms && lost === 0;
   console.log(
-    `${queueType ? `[${label}] ` : ''}${String(rate).padStart(5)}/s offered for ${seconds} s: ingest p50 ${ms(nearestRank(ingest, 50))} p99 ${ms(nearestRank(ingest, 99))} max ${ms(ingest.at(-1))}, ` +
+    `${labelled ? `[${label}] ` : ''}${String(rate).padStart(5)}/s offered for ${seconds} s: ingest p50 ${ms(nearestRank(ingest, 50))} p99 ${ms(nearestRank(ingest, 99))} max ${ms(ingest.at(-1))}, ` +
       `${notAcknowledged} not acknowledged (${unavailable} answered 503); delivered ${deliveredRate.toFixed(0)}/s during the load, backlog ${acknowledged.length - deliveredDuringLoad} at its end, ` +
       `${lost === 0 ? `drained in ${((drainedAt - drainStartedAt) / 1000).toFixed(1)} s` : `${lost} NOT delivered within ${DRAIN_TIMEOUT_MS / 1000} s`}; ` +
       `ingest -> delivery p50 ${ms(nearestRank(e2e, 50))} p99 ${ms(e2eP99)}; relay RSS peak ${mb(peakRss)}, ` +
@@ -514,7 +535,7 @@ async function soakAt(rate: number, deployment: Deployment, paths: string[], sin
 
 const shape = `${args.split ? 'roles split into processes' : 'all roles in one process'}, ${args.kafka ? 'Kafka' : 'embedded log'} + ${args.postgres ? 'PostgreSQL' : 'SQLite'}`;
 const destinations = queueType ? `one HTTP destination, then as many -> one ${queueType} destination` : 'one destination';
-console.log(`soak bench: ${shape}; ${sourceCount} codehost source(s) -> ${destinations}, unique ${BODY_BYTES} B signed bodies; ${os.cpus().length} cores; ${new Date().toISOString()}`);
+console.log(`soak bench: ${shape}; ${sourceCount} codehost source(s) -> ${destinations}, unique ${BODY_BYTES} B signed bodies; ${variants.map((variant) => variant.name).join(', then ')}; ${os.cpus().length} cores; ${new Date().toISOString()}`);
 // The relay runs from dist/: it must hold the sources as they are now.
 execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
 await floorLine();
@@ -530,46 +551,88 @@ const stopSink = async (error: unknown): Promise<never> => {
   throw error;
 };
 const forwardCarried = await floorLine(sink).catch(stopSink);
-const receiver = args['otlp-receiver'] ? await startOtlpReceiver() : undefined;
-if (receiver) extraEnv.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
-const deployment = await startDeployment().catch(stopSink);
-if (deployment.kafkaShape) console.log(`broker: ${deployment.kafkaShape}`);
-const steps: Step[] = [];
-const queueSteps: Step[] = [];
-try {
-  const paths = await configure(deployment.apiUrl, sink);
-  for (const rate of rates) {
-    const step = await soakAt(rate, deployment, paths.http, sink, 'http');
-    steps.push(step);
-    const queueStep = paths.queue ? await soakAt(rate, deployment, paths.queue, sink, queueType!) : undefined;
-    if (queueStep) {
-      queueSteps.push(queueStep);
-      console.log(
-        `      ${queueType} against http at ${rate}/s: delivered ${queueStep.deliveredRate.toFixed(0)}/s against ${step.deliveredRate.toFixed(0)}/s, ` +
-          `relay cpu ${queueStep.cpuUsPerEvent.toFixed(0)} against ${step.cpuUsPerEvent.toFixed(0)} us/event (${(queueStep.cpuUsPerEvent / step.cpuUsPerEvent).toFixed(2)}x)`,
-      );
+const receiver = tracingShapes.includes('export') ? await startOtlpReceiver() : undefined;
+
+/** The relay's variables for a tracing shape (docs/decisions/0100-otel-sdk-disabled.md). */
+function tracingEnv(tracing: TracingShape): Record<string, string> {
+  if (tracing === 'none') return { OTEL_SDK_DISABLED: 'true' };
+  return tracing === 'export' ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver!.url } : {};
+}
+
+interface VariantRun {
+  variant: Variant;
+  steps: Step[];
+  queueSteps: Step[];
+}
+
+/** Every rate on a fresh relay of `variant`, stepping until one is not sustained. */
+async function soakVariant(variant: Variant): Promise<VariantRun> {
+  const run: VariantRun = { variant, steps: [], queueSteps: [] };
+  const deployment = await startDeployment(tracingEnv(variant.tracing));
+  const label = (type: string) => (variants.length > 1 ? `${type}, ${variant.name}` : type);
+  try {
+    if (deployment.kafkaShape) console.log(`broker: ${deployment.kafkaShape}`);
+    const paths = await configure(deployment.apiUrl, sink, variant.transformation);
+    for (const rate of rates) {
+      const step = await soakAt(rate, deployment, paths.http, sink, label('http'));
+      run.steps.push(step);
+      const queueStep = paths.queue ? await soakAt(rate, deployment, paths.queue, sink, label(queueType!)) : undefined;
+      if (queueStep) {
+        run.queueSteps.push(queueStep);
+        console.log(
+          `      ${queueType} against http at ${rate}/s: delivered ${queueStep.deliveredRate.toFixed(0)}/s against ${step.deliveredRate.toFixed(0)}/s, ` +
+            `relay cpu ${queueStep.cpuUsPerEvent.toFixed(0)} against ${step.cpuUsPerEvent.toFixed(0)} us/event (${(queueStep.cpuUsPerEvent / step.cpuUsPerEvent).toFixed(2)}x)`,
+        );
+      }
+      if (!(queueStep ?? step).sustained && !args['all-rates']) break;
     }
-    if (!(queueStep ?? step).sustained && !args['all-rates']) break;
+  } finally {
+    await deployment.stop();
   }
+  return run;
+}
+
+const runs: VariantRun[] = [];
+try {
+  for (const variant of variants) runs.push(await soakVariant(variant));
 } finally {
-  await deployment.stop();
   await sink.stop();
   await queueKafka?.stop();
   if (receiver) console.log(`spans exported to the in-process OTLP receiver: ${receiver.spans().length}`);
   await receiver?.close();
 }
-const atTarget = steps.find((step) => step.rate === TARGET.rate);
-if (atTarget) {
-  const met = atTarget.sustained && atTarget.ingestP99 <= TARGET.ingestP99Ms && atTarget.e2eP99 <= TARGET.e2eP99Ms;
-  console.log(`target ${TARGET.rate}/s sustained with ingest p99 <= ${TARGET.ingestP99Ms} ms and ingest -> delivery p99 <= ${TARGET.e2eP99Ms} ms: ${met ? 'MET' : 'MISSED'}`);
+
+/** The closing lines of one variant's steps. */
+function summarise({ variant, steps, queueSteps }: VariantRun): void {
+  const prefix = variants.length > 1 ? `[${variant.name}] ` : '';
+  const atTarget = steps.find((step) => step.rate === TARGET.rate);
+  if (atTarget) {
+    const met = atTarget.sustained && atTarget.ingestP99 <= TARGET.ingestP99Ms && atTarget.e2eP99 <= TARGET.e2eP99Ms;
+    console.log(`${prefix}target ${TARGET.rate}/s sustained with ingest p99 <= ${TARGET.ingestP99Ms} ms and ingest -> delivery p99 <= ${TARGET.e2eP99Ms} ms: ${met ? 'MET' : 'MISSED'}`);
+  }
+  const peak = Math.max(...[...steps, ...queueSteps].map((step) => step.peakRss));
+  console.log(`${prefix}relay RSS peak ${mb(peak)} (target <= ${mb(TARGET.rssBytes)}: ${peak <= TARGET.rssBytes ? 'MET' : 'MISSED'})`);
+  if (queueType) {
+    const queueBest = queueSteps.filter((step) => step.sustained).at(-1);
+    console.log(`${prefix}highest rate sustained to the ${queueType} destination: ${queueBest ? `${queueBest.rate} events/s` : `none of ${rates.join(', ')} events/s`}`);
+  }
+  const best = steps.filter((step) => step.sustained).at(-1);
+  const forwardBest = forwardCarried.length > 0 ? `${Math.max(...forwardCarried)}/s` : `none of ${rates.join(', ')}/s`;
+  console.log(`${prefix}highest rate sustained: ${best ? `${best.rate} events/s` : `none of ${rates.join(', ')} events/s`} (${shape}); the forward line's in this run: ${forwardBest}`);
 }
-const peak = Math.max(...[...steps, ...queueSteps].map((step) => step.peakRss));
-console.log(`relay RSS peak ${mb(peak)} (target <= ${mb(TARGET.rssBytes)}: ${peak <= TARGET.rssBytes ? 'MET' : 'MISSED'})`);
+
+/** Each later variant's CPU per event at each rate against the first one's at that rate. */
+function compareVariants([first, ...others]: VariantRun[]): void {
+  for (const other of others) {
+    for (const step of other.steps) {
+      const base = first!.steps.find((candidate) => candidate.rate === step.rate);
+      if (!base) continue;
+      const change = ((step.cpuUsPerEvent / base.cpuUsPerEvent - 1) * 100).toFixed(1);
+      console.log(`${other.variant.name} against ${first!.variant.name} at ${step.rate}/s: relay cpu ${step.cpuUsPerEvent.toFixed(0)} against ${base.cpuUsPerEvent.toFixed(0)} us/event (${Number(change) >= 0 ? '+' : ''}${change}%)`);
+    }
+  }
+}
+
 if (profileDir) console.log(`CPU profiles: ${profileDir}`);
-const best = steps.filter((step) => step.sustained).at(-1);
-if (queueType) {
-  const queueBest = queueSteps.filter((step) => step.sustained).at(-1);
-  console.log(`highest rate sustained to the ${queueType} destination: ${queueBest ? `${queueBest.rate} events/s` : `none of ${rates.join(', ')} events/s`}`);
-}
-const forwardBest = forwardCarried.length > 0 ? `${Math.max(...forwardCarried)}/s` : `none of ${rates.join(', ')}/s`;
-console.log(`highest rate sustained: ${best ? `${best.rate} events/s` : `none of ${rates.join(', ')} events/s`} (${shape}); the forward line's in this run: ${forwardBest}`);
+for (const run of runs) summarise(run);
+compareVariants(runs);

@@ -176,6 +176,8 @@ function topicPrefix(env: Env): string {
 export const DEFAULT_INGEST_MAX_IN_FLIGHT = 512;
 
 export interface TracingConfig {
+  /** OTEL_SDK_DISABLED: no SDK at all, so no span and no id of the relay's own; a sender's `traceparent` still travels on. */
+  sdkDisabled?: boolean;
   /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL), else OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`; unset: nothing exported. */
   tracesEndpoint?: string;
   /** OTEL_SERVICE_NAME, default `webhook-relay`. */
@@ -189,7 +191,7 @@ function tracing(env: Env): TracingConfig {
   const tracesEndpoint = url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['http:', 'https:']) ?? (base === undefined ? undefined : `${base}/v1/traces`);
   const sampler = oneOf(env, 'OTEL_TRACES_SAMPLER', ['always_on', 'parentbased_always_on', 'traceidratio', 'parentbased_traceidratio'] as const, 'parentbased_always_on');
   const sampleRatio = sampler.endsWith('traceidratio') ? decimal(env, 'OTEL_TRACES_SAMPLER_ARG', 1, 0, 1) : 1;
-  return { tracesEndpoint, serviceName: read(env, 'OTEL_SERVICE_NAME') ?? 'webhook-relay', sampleRatio };
+  return { sdkDisabled: bool(env, 'OTEL_SDK_DISABLED', false), tracesEndpoint, serviceName: read(env, 'OTEL_SERVICE_NAME') ?? 'webhook-relay', sampleRatio };
 }
 
 function traceUrlTemplate(env: Env): string | undefined {

@@ -6,7 +6,8 @@ import { endFailed, parentContext, TRACEPARENT_HEADER, traceparentOf, type Relay
  * headers), beside the message's own header, so each hop's span is a child of the one before it.
  */
 export function withTraceparent(message: OutgoingMessage, span: Span): OutgoingMessage {
-  return { ...message, headers: { ...message.headers, [TRACEPARENT_HEADER]: traceparentOf(span) } };
+  const traceparent = traceparentOf(span);
+  return traceparent === undefined ? message : { ...message, headers: { ...message.headers, [TRACEPARENT_HEADER]: traceparent } };
 }
 
 /** The record's `traceparent`, when it has one (records of older relays do not). */

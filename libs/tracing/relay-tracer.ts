@@ -1,4 +1,4 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span, type SpanContext } from '@opentelemetry/api';
+import { INVALID_SPAN_CONTEXT, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span, type SpanContext } from '@opentelemetry/api';
 import { parseTraceParent } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -29,10 +29,17 @@ export interface RelayTracer {
   close(): Promise<void>;
 }
 
-/** The `traceparent` value naming `span` as the parent. */
-export function traceparentOf(span: Span): string {
-  const { traceId, spanId, traceFlags } = span.spanContext();
-  return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+/** The `traceparent` value naming `span` as the parent; none for a span of no trace (OTEL_SDK_DISABLED, no sender's context). */
+export function traceparentOf(span: Span): string | undefined {
+  const context = span.spanContext();
+  if (!trace.isSpanContextValid(context)) return undefined;
+  return `00-${context.traceId}-${context.spanId}-${(context.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+}
+
+/** The trace id `span` belongs to, if it belongs to one. */
+export function traceIdOf(span: Span): string | undefined {
+  const context = span.spanContext();
+  return trace.isSpanContextValid(context) ? context.traceId : undefined;
 }
 
 /**
@@ -41,9 +48,9 @@ export function traceparentOf(span: Span): string {
  * makes every promise dearer (docs/decisions/0097-log-lines-carry-the-span.md).
  */
 export function logFields(span: Span | undefined): { traceId?: string; spanId?: string } {
-  if (span === undefined) return {};
-  const { traceId, spanId } = span.spanContext();
-  return { traceId, spanId };
+  const context = span?.spanContext();
+  if (context === undefined || !trace.isSpanContextValid(context)) return {};
+  return { traceId: context.traceId, spanId: context.spanId };
 }
 
 /** Ends `span` as failed with `error`'s message (never its stack: spans leave the relay). */
@@ -73,7 +80,17 @@ function providerFor(config: TracingConfig): BasicTracerProvider {
   });
 }
 
+/**
+ * OTEL_SDK_DISABLED: no SDK, so spans are the API's non-recording wrappers of the parent's context: a
+ * sender's `traceparent` is passed on as it came, and a webhook without one carries none.
+ */
+const sdkFreeTracer: RelayTracer = {
+  start: (_name, parent) => trace.wrapSpanContext(parentContext(parent) ?? INVALID_SPAN_CONTEXT),
+  close: async () => undefined,
+};
+
 export function createRelayTracer(config: TracingConfig): RelayTracer {
+  if (config.sdkDisabled) return sdkFreeTracer;
   const provider = providerFor(config);
   const tracer = provider.getTracer('webhook-relay');
   return {
