@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { BatchOutcome, BrokerRecord, OutgoingMessage, RecordBatch } from '../../libs/broker/broker.js';
 import { deadLetterPoison, type DeadLetters } from '../../libs/pipeline/dead-letter.js';
 import { firstAttemptJob, withLane } from '../../libs/pipeline/delivery-job.js';
@@ -12,10 +11,12 @@ import { filterDocument } from '../../libs/filters/filter-document.js';
 import { FieldBudget } from '../../libs/payload/field-budget.js';
 import { openStoredPayload, sealedPayload, storedPayload, storedSealedPayload } from '../../libs/payload/stored-payload.js';
 import type { RoutedTarget } from '../../libs/routing/route-targets.js';
-import { planRoutes, type PlannedEvent, type RoutePlan, type TransformationRunner } from '../../libs/transformations/route-transformations.js';
+import { planRoutes, planWithOutcomes, transformationCalls, withDocumentKept, type PlannedEvent, type RoutePlan, type TransformationRunner } from '../../libs/transformations/route-transformations.js';
+import type { BudgetedCall, CallBudgets } from '../../libs/transformations/threaded-sandbox.js';
+import type { TransformCall, TransformOutcome } from '../../libs/transformations/transform-sandbox.js';
 import { livePayloadPolicies, storeEvents, storeFailedEvent, type NewEvent } from '../../libs/ledger/stored-events.js';
 import { recordTraceparent, withTraceparent } from '../../libs/tracing/record-trace.js';
-import { endFailed, type RelayTracer, type Span } from '../../libs/tracing/relay-tracer.js';
+import { endFailed, traceIdOf, type RelayTracer, type Span } from '../../libs/tracing/relay-tracer.js';
 
 /** What routing needs; the composition root wires the store, the broker and the route cache in. */
 export interface RouterDeps {
@@ -70,7 +71,7 @@ interface PlannedRouting {
   targets: RoutedTarget[];
   plan: RoutePlan;
   budget: FieldBudget;
-  /** Wall time the plan took (its transformations, nearly all of it). */
+  /** The time its transformations' calls took, by the sandbox's count. */
   elapsedMs: number;
 }
 
@@ -107,19 +108,24 @@ export function createEventRouter(deps: RouterDeps): { routeBatch(batch: RecordB
       const planned = new Map<IngestEvent, PlannedRouting>();
       const spentMs = new Map<string, number>();
       const later = new Map<string, BrokerRecord[]>();
+      /** Puts `record` behind its organization's deferred records, if it has any (or records still waiting) or `anyway`. */
+      const deferred = (record: BrokerRecord, anyway = false): boolean => {
+        const organization = organizationOf(record, decoded);
+        const behind = later.get(organization) ?? (waiting.has(organization) || anyway ? [] : undefined);
+        behind?.push(record);
+        if (behind) later.set(organization, behind);
+        return behind !== undefined;
+      };
       for (const round of rounds) {
+        const candidates = round.filter((record) => !deferred(record));
+        const plans = await planRound(deps, candidates, decoded, (organization) => budgetMs - (spentMs.get(organization) ?? 0));
         const now: BrokerRecord[] = [];
-        for (const record of round) {
+        for (const record of candidates) {
+          const routing = plans.get(record);
+          if (deferred(record, routing === OVER_BUDGET)) continue;
           const organization = organizationOf(record, decoded);
-          const deferred = later.get(organization) ?? (waiting.has(organization) ? [] : undefined);
-          if (deferred) {
-            deferred.push(record);
-            later.set(organization, deferred);
-            continue;
-          }
           now.push(record);
-          const routing = await planQuietly(deps, record, decoded);
-          if (!routing) continue;
+          if (!routing || routing === OVER_BUDGET) continue;
           planned.set(decoded(record), routing);
           const spent = (spentMs.get(organization) ?? 0) + routing.elapsedMs;
           spentMs.set(organization, spent);
@@ -148,17 +154,22 @@ function organizationOf(record: BrokerRecord, decoded: Decoded): string {
   }
 }
 
+/** The most records a turn of deferred records plans at once: each turn's plans are made up front. */
+const TURN_RECORDS = 64;
+
 /** An organization's deferred records, in turns of at most the budget each, the event loop free between turns. */
 async function routeInTurns(deps: RouterDeps, records: BrokerRecord[], decoded: Decoded, budgetMs: number): Promise<void> {
   for (let next = 0; next < records.length; ) {
     await new Promise((resolve) => setImmediate(resolve));
+    const plans = await planRound(deps, records.slice(next, next + TURN_RECORDS), decoded, () => budgetMs);
     const planned = new Map<IngestEvent, PlannedRouting>();
     const turn: BrokerRecord[] = [];
-    for (let spent = 0; next < records.length && (turn.length === 0 || spent < budgetMs); next += 1) {
+    for (let spent = 0; next < records.length && plans.has(records[next]!) && (turn.length === 0 || spent < budgetMs); next += 1) {
       const record = records[next]!;
+      const routing = plans.get(record);
+      if (routing === OVER_BUDGET && turn.length > 0) break;
       turn.push(record);
-      const routing = await planQuietly(deps, record, decoded);
-      if (!routing) continue;
+      if (!routing || routing === OVER_BUDGET) continue;
       planned.set(decoded(record), routing);
       spent += routing.elapsedMs;
     }
@@ -166,14 +177,70 @@ async function routeInTurns(deps: RouterDeps, records: BrokerRecord[], decoded: 
   }
 }
 
-/** A record's routing, or undefined when it cannot be worked out: routing it again then throws inside the poison isolation. */
-async function planQuietly(deps: RouterDeps, record: BrokerRecord, decoded: Decoded): Promise<PlannedRouting | undefined> {
+/** A record's routes and its transformations' calls, worked out before any of them runs. */
+interface PreparedRouting {
+  event: IngestEvent;
+  targets: RoutedTarget[];
+  planned: PlannedEvent;
+  calls: TransformCall[];
+}
+
+/** A record whose transformations were not all run: its organization had spent its budget. */
+const OVER_BUDGET = Symbol('over budget');
+
+/**
+ * A record's routing; undefined when it cannot be worked out (routing it again then throws inside the
+ * poison isolation); or `OVER_BUDGET`.
+ */
+type RoundPlan = PlannedRouting | undefined | typeof OVER_BUDGET;
+
+/**
+ * The routings of `records`, all their transformations sent to the sandbox as one request: each
+ * organization's calls stop once they have spent what `budgetLeft` gives it (the calls' own time).
+ */
+async function planRound(deps: RouterDeps, records: BrokerRecord[], decoded: Decoded, budgetLeft: (organization: string) => number): Promise<Map<BrokerRecord, RoundPlan>> {
+  const prepared = new Map<BrokerRecord, PreparedRouting | undefined>();
+  for (const record of records) prepared.set(record, await quietly(() => prepareRouting(deps, decoded(record))));
+  const calls: BudgetedCall[] = [];
+  const budgets: CallBudgets = {};
+  for (const routing of prepared.values()) {
+    if (!routing) continue;
+    const organization = routing.event.meta.orgId;
+    budgets[organization] ??= budgetLeft(organization);
+    for (const call of routing.calls) calls.push({ call, budgetKey: organization });
+  }
+  const outcomes = calls.length === 0 ? [] : await deps.transformations!.sandbox.runAll(calls, budgets);
+  const plans = new Map<BrokerRecord, RoundPlan>();
+  let next = 0;
+  for (const [record, routing] of prepared) {
+    const own = routing ? outcomes.slice(next, (next += routing.calls.length)) : [];
+    if (own.includes(null)) plans.set(record, OVER_BUDGET);
+    else plans.set(record, routing && (await quietly(async () => plannedRouting(deps, routing, own as TransformOutcome[]))));
+  }
+  return plans;
+}
+
+/** `work`'s result, or undefined when it fails for a reason of the record's own (a dependency's failure is thrown). */
+async function quietly<T>(work: () => Promise<T>): Promise<T | undefined> {
   try {
-    return await planRouting(deps, decoded(record));
+    return await work();
   } catch (error) {
     if (isDependencyFailure(error)) throw error;
     return undefined;
   }
+}
+
+async function prepareRouting(deps: RouterDeps, event: IngestEvent): Promise<PreparedRouting> {
+  const targets = await deps.routesFor(event.meta.sourceId);
+  const planned = withDocumentKept(routedEvent(deps, event.meta, event.body));
+  return { event, targets, planned, calls: transformationCalls(targets, planned, deps.transformations) };
+}
+
+/** One budget an event for its filters, then its search text: the filters decide deliveries, so they go first. */
+function plannedRouting(deps: RouterDeps, { targets, planned }: PreparedRouting, outcomes: TransformOutcome[]): PlannedRouting {
+  const budget = new FieldBudget();
+  const plan = planWithOutcomes(targets, planned, outcomes, deps.transformations, budget);
+  return { targets, plan, budget, elapsedMs: outcomes.reduce((total, outcome) => total + outcome.durationMs, 0) };
 }
 
 async function routeIsolatingPoison(deps: RouterDeps, records: BrokerRecord[], decoded: Decoded, plannedOf: (event: IngestEvent) => PlannedRouting | undefined): Promise<void> {
@@ -186,14 +253,13 @@ async function routeIsolatingPoison(deps: RouterDeps, records: BrokerRecord[], d
   });
 }
 
+/** One event's routing on its own: for a record routed again inside the poison isolation. */
 async function planRouting(deps: RouterDeps, event: IngestEvent): Promise<PlannedRouting> {
   const targets = await deps.routesFor(event.meta.sourceId);
-  // One budget an event for its filters, then its search text: the filters decide deliveries, so they go first.
   const budget = new FieldBudget();
-  const started = performance.now();
   // Before the transaction, which transformations would otherwise hold open for up to their time limit each.
   const plan = await planRoutes(targets, routedEvent(deps, event.meta, event.body), deps.transformations, budget);
-  return { targets, plan, budget, elapsedMs: performance.now() - started };
+  return { targets, plan, budget, elapsedMs: 0 };
 }
 
 /** What a route's transformation receives of an event: the document filters see, and its context. */
@@ -234,7 +300,7 @@ async function routeTraced(deps: RouterDeps, events: IngestEvent[], routingOf: (
       const { meta, body } = event;
       const payload = meta.sealed ? storedSealedPayload(body, meta.contentType, policy, deps.secrets, budgets[index]) : storedPayload(body, meta.contentType, policy, deps.secrets, budgets[index]);
       stored.push({ ...event, plan: plans[index]!, span: spans[index]! });
-      planned.push({ meta, payload, ...plans[index]!, traceId: spans[index]!.spanContext().traceId });
+      planned.push({ meta, payload, ...plans[index]!, traceId: traceIdOf(spans[index]!) ?? null });
     }
     const deliveries = await storeEvents(tx, planned, now);
     return stored.map((event, index) => ({ ...event, deliveries: deliveries[index]! }));

@@ -41,4 +41,21 @@ describe('The sandbox on a thread of its own', function () {
     const outcomes = await Promise.all([sandbox.run(call('function transform() { for (;;) {} }')), sandbox.run(call('function transform(r) { return r; }'))]);
     expect(outcomes.map((outcome) => outcome.error?.name ?? null)).to.deep.equal(['TimeoutError', null]);
   });
+
+  it('runs many calls as one request, in order, each key stopping once its calls have spent its budget', async () => {
+    const slow = call('function transform(r) { const until = Date.now() + 5; while (Date.now() < until) {} return r; }');
+    const quick = call('function transform(r) { return { ...r, body: { seen: true } }; }');
+    const outcomes = await sandbox.runAll([{ call: slow, budgetKey: 'heavy' }, { call: quick, budgetKey: 'light' }, { call: slow, budgetKey: 'heavy' }, { call: quick, budgetKey: 'light' }], { heavy: 1 });
+    expect(outcomes.map((outcome) => (outcome === null ? 'not run' : (outcome.error?.name ?? 'ran')))).to.deep.equal(['ran', 'ran', 'not run', 'ran']);
+    expect(outcomes[1]?.result?.body).to.deep.equal({ seen: true });
+  });
+
+  it('times out the call of a request that ended the thread, and answers the calls around it on a new thread', async () => {
+    const identity = call('function transform(r) { return r; }');
+    const outcomes = await sandbox.runAll(
+      [{ call: identity, budgetKey: 'a' }, { call: call(STRING_BOMB), budgetKey: 'b' }, { call: identity, budgetKey: 'b' }, { call: identity, budgetKey: 'c' }],
+      { b: 100 },
+    );
+    expect(outcomes.map((outcome) => (outcome === null ? 'not run' : (outcome.error?.name ?? 'ran')))).to.deep.equal(['ran', 'TimeoutError', 'not run', 'ran']);
+  });
 });

@@ -1,16 +1,30 @@
 import { once } from 'node:events';
-import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { portRequests, type PortRequests } from '../thread/port-requests.js';
 import { threadEntry } from '../thread/thread-entry.js';
 import type { SandboxOptions, TransformCall, TransformError, TransformOutcome } from './transform-sandbox.js';
 
-export type SandboxRequest = { id: number; kind: 'run'; call: TransformCall } | { id: number; kind: 'check'; code: string };
-export type SandboxAnswer = { id: number; outcome: TransformOutcome } | { id: number; checked: TransformError | null };
+/** A call and whose time it spends: the router's organization, whose budget a batch holds. */
+export interface BudgetedCall {
+  call: TransformCall;
+  budgetKey: string;
+}
+
+/** Milliseconds of calls each budget key may still spend; a key not named has no bound. */
+export type CallBudgets = Record<string, number>;
+
+export type SandboxRequest = { id: number; kind: 'run'; calls: BudgetedCall[]; budgets: CallBudgets } | { id: number; kind: 'check'; code: string };
+/** Each call's outcome in order, null for one not run because its key had spent its budget. */
+export type SandboxAnswer = { id: number; outcomes: (TransformOutcome | null)[] } | { id: number; checked: TransformError | null };
 
 /** What the router, replays and the API run transformations with. */
 export interface Sandbox {
   run(call: TransformCall): Promise<TransformOutcome>;
+  /**
+   * Runs `calls` in order on the thread, one message for all of them: a call whose key has spent its
+   * budget (the calls' own time, counted as they run) is not run, and its outcome is null.
+   */
+  runAll(calls: BudgetedCall[], budgets: CallBudgets): Promise<(TransformOutcome | null)[]>;
   /** Null when `code` compiles and defines `transform`, else why not. */
   check(code: string): Promise<TransformError | null>;
   dispose(): Promise<void>;
@@ -35,14 +49,26 @@ const TAKE_UP_LIMIT_MS = 30_000;
 interface Thread {
   worker: Worker;
   requests: PortRequests<SandboxAnswer>;
-  /** When the thread began the call in hand (Date.now()), 0 while it has none: written by the thread. */
+  /**
+   * Written by the thread: [0] when it began the call in hand (Date.now()), 0 while it has no request
+   * in hand; [1] that call's index in its request.
+   */
   busySince: Float64Array;
 }
 
+/** What ended a thread: the index of the call in hand in its request, or `NOT_TAKEN_UP`. */
+interface HardStop {
+  stoppedAt: number;
+}
+
+/** The call index a thread shows while it has no request in hand. */
+export const NOT_TAKEN_UP = -1;
+
 /**
- * The sandbox (transform-sandbox.ts) on a thread of its own (sandbox-thread.ts), one call at a time. A
+ * The sandbox (transform-sandbox.ts) on a thread of its own (sandbox-thread.ts), one request at a time,
+ * each of one call or of many (a round of the router's: one message each way instead of one a call). A
  * call that has not answered by its time limit plus `HARD_STOP_GRACE_MS` ends the thread and fails as a
- * time-out; the next call starts a new thread (and compiles its code anew).
+ * time-out; the next request starts a new thread (and compiles its code anew).
  */
 export async function createThreadedSandbox(options: SandboxOptions): Promise<Sandbox> {
   let thread: Promise<Thread> | undefined;
@@ -59,14 +85,14 @@ export async function createThreadedSandbox(options: SandboxOptions): Promise<Sa
     return starting;
   }
 
-  async function ask(request: (id: number) => SandboxRequest, limitMs: number): Promise<SandboxAnswer | undefined> {
+  async function ask(request: (id: number) => SandboxRequest, limitMs: number): Promise<SandboxAnswer | HardStop> {
     const starting = started();
     const current = await starting;
     let timer: NodeJS.Timeout | undefined;
     const sentAt = Date.now();
     // The hard stop counts the thread's own time on the call, read when the timer fires: a timer that
     // fires late (this thread busy) or a call not yet taken up (the message on its way) ends nothing early.
-    const stopped = new Promise<undefined>((resolve) => {
+    const stopped = new Promise<HardStop>((resolve) => {
       const watch = (waitMs: number) => {
         timer = setTimeout(() => {
           const since = current.busySince[0]!;
@@ -75,7 +101,7 @@ export async function createThreadedSandbox(options: SandboxOptions): Promise<Sa
           if (left > 0) return watch(since > 0 ? left : Math.min(left, limitMs));
           if (thread === starting) thread = undefined;
           void current.worker.terminate();
-          resolve(undefined);
+          resolve({ stoppedAt: current.busySince[1]! });
         }, waitMs);
       };
       watch(limitMs);
@@ -95,18 +121,32 @@ export async function createThreadedSandbox(options: SandboxOptions): Promise<Sa
   }
 
   const limitMs = options.timeoutMs + HARD_STOP_GRACE_MS;
+  const timedOut = (durationMs: number): TransformOutcome => ({ result: null, error: { name: 'TimeoutError', message: `The transformation ran longer than ${options.timeoutMs} ms` }, logs: [], durationMs });
+
+  /**
+   * A call that ended the thread times out; the calls around it, whose outcomes ended with the thread,
+   * run again on the next one, its key's budget less the time it took. A request the thread never took
+   * up times out whole.
+   */
+  async function runInTurn(calls: BudgetedCall[], budgets: CallBudgets): Promise<(TransformOutcome | null)[]> {
+    if (calls.length === 0) return [];
+    const answer = await ask((id) => ({ id, kind: 'run', calls, budgets }), limitMs);
+    if ('checked' in answer) throw new TypeError('The transformation thread answered a run with a check');
+    if ('outcomes' in answer) return answer.outcomes;
+    if (answer.stoppedAt === NOT_TAKEN_UP) return calls.map(() => timedOut(TAKE_UP_LIMIT_MS));
+    const stopped = calls[answer.stoppedAt]!;
+    const spent = budgets[stopped.budgetKey];
+    const others = await runInTurn(calls.filter((_, index) => index !== answer.stoppedAt), spent === undefined ? budgets : { ...budgets, [stopped.budgetKey]: spent - limitMs });
+    return [...others.slice(0, answer.stoppedAt), timedOut(limitMs), ...others.slice(answer.stoppedAt)];
+  }
+
   return {
-    run: (call) =>
-      inTurn(async () => {
-        const begun = performance.now();
-        const answer = await ask((id) => ({ id, kind: 'run', call }), limitMs);
-        if (answer && 'outcome' in answer) return answer.outcome;
-        return { result: null, error: { name: 'TimeoutError', message: `The transformation ran longer than ${options.timeoutMs} ms` }, logs: [], durationMs: performance.now() - begun };
-      }),
+    run: async (call) => (await inTurn(() => runInTurn([{ call, budgetKey: '' }], {})))[0]!,
+    runAll: (calls, budgets) => inTurn(() => runInTurn(calls, budgets)),
     check: (code) =>
       inTurn(async () => {
         const answer = await ask((id) => ({ id, kind: 'check', code }), limitMs);
-        if (answer && 'checked' in answer) return answer.checked;
+        if ('checked' in answer) return answer.checked;
         return { name: 'TimeoutError', message: `The code's top level ran longer than ${options.timeoutMs} ms` };
       }),
     async dispose() {
@@ -118,7 +158,7 @@ export async function createThreadedSandbox(options: SandboxOptions): Promise<Sa
 }
 
 async function startThread(options: SandboxOptions): Promise<Thread> {
-  const busySince = new Float64Array(new SharedArrayBuffer(Float64Array.BYTES_PER_ELEMENT));
+  const busySince = new Float64Array(new SharedArrayBuffer(2 * Float64Array.BYTES_PER_ELEMENT));
   const worker = new Worker(threadEntry(import.meta.url, 'sandbox-thread'), { workerData: { options, busySince } satisfies SandboxThreadData });
   // A relay stops without waiting for this thread; nothing it holds needs an orderly end.
   worker.unref();
