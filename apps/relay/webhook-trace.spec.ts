@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { describeEachBackend } from '../../libs/testing/backend-targets.js';
+import { BACKEND_TARGETS, describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../../libs/testing/otlp-receiver.js';
 import { startRelayHarness, type RelayHarness } from '../../testing/relay-harness.js';
@@ -93,5 +93,39 @@ describeEachBackend('one trace per webhook, exported over OTLP', (target) => {
     expect(access, 'the ingest access line').to.include({ traceId: event.body.traceId, spanId: ingest!.spanId });
     const gone = await waitFor('the 410 line', () => lines.find((line) => line.msg.startsWith('Destination answered 410 Gone')), isDefined, settleMs);
     expect(gone).to.include({ traceId: event.body.traceId, spanId: attempts[1]!.spanId });
+  });
+});
+
+describe('a relay with no tracing SDK (OTEL_SDK_DISABLED) [embedded log + SQLite]', () => {
+  let harness: RelayHarness;
+  let sink: HttpSink;
+
+  before(async function () {
+    this.timeout(60_000);
+    sink = await startHttpSink([respond(200)]);
+    harness = await startRelayHarness(this, BACKEND_TARGETS[0]!, { OTEL_SDK_DISABLED: 'true' });
+  });
+
+  after(async function () {
+    this.timeout(30_000);
+    await sink?.close();
+    await harness?.stop();
+  });
+
+  it("passes the sender's traceparent on as it came, and gives a webhook without one no traceparent and no trace id", async function () {
+    this.timeout(30_000);
+    const source = await harness.api('POST', '/api/sources', { body: { name: 'Untraced', slug: 'untraced' } });
+    const destination = await harness.api('POST', '/api/destinations', { body: { name: 'Untraced receiver', url: `${sink.url}/hook` } });
+    expect((await harness.api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: destination.body.id } })).status).to.equal(201);
+    const sent = `00-${SENDER_TRACE}-${SENDER_SPAN}-01`;
+    const traced = await harness.api('POST', '/ingest/default/untraced', { key: null, rawBody: '{"order":1}', headers: { 'content-type': 'application/json', traceparent: sent } });
+    const untraced = await harness.api('POST', '/ingest/default/untraced', { key: null, rawBody: '{"order":2}', headers: { 'content-type': 'application/json' } });
+
+    const requests = await sink.waitForRequests(2, 15_000);
+    const byEvent = new Map(requests.map((request) => [String(request.headers['x-relay-event-id']), request.headers.traceparent]));
+    expect(byEvent.get(traced.body.eventId)).to.equal(sent);
+    expect(byEvent.get(untraced.body.eventId)).to.equal(undefined);
+    expect((await harness.api('GET', `/api/events/${traced.body.eventId}`)).body.traceId).to.equal(SENDER_TRACE);
+    expect((await harness.api('GET', `/api/events/${untraced.body.eventId}`)).body.traceId).to.equal(null);
   });
 });
