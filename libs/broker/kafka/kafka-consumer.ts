@@ -199,10 +199,11 @@ export class KafkaConsumer implements Consumer {
       const owns = (topic: string, partition: number) => owned.has(`${topic}:${partition}`);
       commits.assigned(owns);
       order.keepOnly(owns);
-      // Kept: records handed on here whose work goes on are not read again (their commit waits for it).
+      // Kept: records handed on here whose work goes on are not read again (their commit waits for it),
+      // nor records handled here whose commit failed (kafkajs restarting after a broker died).
       for (const { topic, partitions } of this.assigned) {
         for (const partition of partitions) {
-          const offset = order.handedOn(topic, partition);
+          const offset = order.handedOn(topic, partition) ?? commits.uncommitted(topic, partition);
           if (offset !== undefined) client.seek({ topic, partition, offset });
         }
       }

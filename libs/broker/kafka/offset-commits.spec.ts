@@ -19,6 +19,11 @@ function coordinator(failures: Error[]) {
   };
 }
 
+/** Lets the commits' own promise chain run until `done` holds. */
+async function waitUntil(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setImmediate(resolve));
+}
+
 const at = (partition: number, offset: string): PartitionOffset => ({ topic: 't', partition, offset });
 
 /** Commits against a coordinator that fails as planned, remembering what was given up on. */
@@ -74,5 +79,34 @@ describe('OffsetCommits', function () {
     commits.add(at(2, '1'));
     await commits.flush();
     expect(group.committed).to.deep.equal([[at(0, '7'), at(2, '1')]]);
+  });
+
+  it('keeps what it gave up on as uncommitted progress, for the next join to read on from and commit', async function () {
+    const { group, givenUp, commits } = commitsAgainst([new Error('Consumer group was not initialized, consumer#run must be called first')]);
+    commits.add(at(0, '4'));
+    commits.add(at(1, '9'));
+    await commits.flush();
+    expect(givenUp).to.deep.equal([[at(0, '4'), at(1, '9')]]);
+    expect([commits.uncommitted('t', 0), commits.uncommitted('t', 1)]).to.deep.equal(['4', '9']);
+    // kafkajs has restarted the consumer and joined again; partition 1 went to another member.
+    commits.assigned((_topic, partition) => partition === 0);
+    expect([commits.uncommitted('t', 0), commits.uncommitted('t', 1)]).to.deep.equal(['4', undefined]);
+    await commits.flush();
+    expect(group.committed).to.deep.equal([[at(0, '4')]]);
+    expect(commits.uncommitted('t', 0), 'once committed').to.equal(undefined);
+  });
+
+  it('remembers a later handled offset than the one a commit in flight carries', async function () {
+    let answer: () => void = () => undefined;
+    const sent: PartitionOffset[][] = [];
+    const slowGroup = { commitOffsets: (offsets: PartitionOffset[]) => new Promise<void>((resolve) => (sent.push(offsets), (answer = resolve))) };
+    const commits = new OffsetCommits(slowGroup, { intervalMs: 60_000, onFailure: () => undefined });
+    commits.add(at(0, '4'));
+    const first = commits.flush();
+    await waitUntil(() => sent.length === 1);
+    commits.add(at(0, '7'));
+    answer();
+    await first;
+    expect(commits.uncommitted('t', 0)).to.equal('7');
   });
 });

@@ -24,10 +24,15 @@ export interface OffsetCommitsOptions {
  * per hop). Only handled offsets are ever added, so at least once holds; what a crash can cost is the
  * records handled in the last interval, delivered again. A stop or a rebalance commits at once (`flush`).
  * A retriable failure is tried again, one interval later, for the partitions still owned (a commit for a
- * partition another member now reads could move its offset back); what is given up on is read again.
+ * partition another member now reads could move its offset back). What is given up on (kafkajs refuses
+ * commits while it restarts a crashed consumer) is kept as this member's uncommitted progress: the next
+ * group join that leaves the partition here seeks past it (`uncommitted`) and commits it, so a broker's
+ * death does not hand the records handled since the last commit out again.
  */
 export class OffsetCommits {
   private pending = new Map<string, PartitionOffset>();
+  /** The latest handled offset of each partition not known to be committed. */
+  private handled = new Map<string, PartitionOffset>();
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<void> = Promise.resolve();
   /** The member's partitions as of its last group join; a stop keeps them until it has committed. */
@@ -39,14 +44,28 @@ export class OffsetCommits {
   ) {}
 
   add(offset: PartitionOffset): void {
-    this.pending.set(`${offset.topic}:${offset.partition}`, offset);
+    const key = `${offset.topic}:${offset.partition}`;
+    this.pending.set(key, offset);
+    this.handled.set(key, offset);
     this.timer ??= setTimeout(() => void this.flush(), this.options.intervalMs);
   }
 
-  /** A group join: drops what is pending (or being tried again) for partitions a rebalance gave to another member. */
+  /**
+   * A group join: drops what is pending (or being tried again), and the uncommitted progress, of
+   * partitions a rebalance gave to another member; the progress left is committed on the new generation.
+   */
   assigned(owns: (topic: string, partition: number) => boolean): void {
     this.owns = owns;
     for (const [key, { topic, partition }] of this.pending) if (!owns(topic, partition)) this.pending.delete(key);
+    for (const [key, offset] of this.handled) {
+      if (!owns(offset.topic, offset.partition)) this.handled.delete(key);
+      else if (!this.pending.has(key)) this.add(offset);
+    }
+  }
+
+  /** Where this member's handled records of the partition end, when that was not committed: the join reads on from there. */
+  uncommitted(topic: string, partition: number): string | undefined {
+    return this.handled.get(`${topic}:${partition}`)?.offset;
   }
 
   /** Commits what is pending now, after the commit in flight; resolves once it is answered or given up on. */
@@ -61,6 +80,7 @@ export class OffsetCommits {
       for (let attempt = 1; offsets.length > 0; attempt += 1) {
         try {
           await this.client.commitOffsets(offsets);
+          this.committed(offsets);
           return;
         } catch (error) {
           if (attempt >= attempts || !toBrokerError(error, 'Kafka offset commit').retriable) {
@@ -73,5 +93,13 @@ export class OffsetCommits {
       }
     });
     return this.inFlight;
+  }
+
+  /** Progress committed is no longer this member's alone to remember (a later add may have moved it on). */
+  private committed(offsets: PartitionOffset[]): void {
+    for (const offset of offsets) {
+      const key = `${offset.topic}:${offset.partition}`;
+      if (this.handled.get(key) === offset) this.handled.delete(key);
+    }
   }
 }
