@@ -5,7 +5,7 @@ import { ConcurrencyLimit } from '../../concurrency/concurrency-limit.js';
 import { PauseState } from '../pause-state.js';
 import { toBrokerError, whileTopicsSettle } from './kafka-errors.js';
 import type { TopicOffset } from './kafka-admin.js';
-import { OffsetCommits } from './offset-commits.js';
+import { OffsetCommits, type PartitionOffset } from './offset-commits.js';
 import { CommitOrder } from '../commit-order.js';
 import type { TopicPrefix } from './topic-prefix.js';
 
@@ -157,7 +157,8 @@ export class KafkaConsumer implements Consumer {
     return [...topics].sort();
   }
 
-  private async launch(topics: string[]): Promise<void> {
+  /** `progress`: what a crashed kafkajs consumer of this member had handled and not committed (OffsetCommits.progress). */
+  private async launch(topics: string[], progress: PartitionOffset[] = []): Promise<void> {
     this.topics = topics;
     // Nothing to consume yet: stay out of the group until a refresh finds topics.
     if (topics.length === 0) return;
@@ -170,6 +171,7 @@ export class KafkaConsumer implements Consumer {
       rebalanceTimeout: settings.rebalanceTimeoutMs,
     });
     const commits = new OffsetCommits(client, {
+      progress,
       intervalMs: settings.commitIntervalMs,
       onFailure: (error, offsets) =>
         logger.warn({ err: error, groupId: this.options.groupId, offsets }, 'Kafka offset commit failed; the records handled since the last commit may be delivered again'),
@@ -272,8 +274,9 @@ export class KafkaConsumer implements Consumer {
     return this.serialize(async () => {
       // Skip when stopped, or when a later kafkajs consumer already runs (null: the last attempt failed).
       if (!this.started || (this.client !== null && this.client !== crashed)) return;
+      const progress = this.commits?.progress() ?? [];
       await this.shutdown();
-      await this.launch(this.topics);
+      await this.launch(this.topics, progress);
     }).catch((error: unknown) => {
       this.host.logger.error({ err: error, groupId: this.options.groupId }, 'Kafka consumer restart failed');
       setTimeout(() => void this.relaunchAfterCrash(crashed), this.host.settings.errorBackoff.maxMs).unref();

@@ -109,4 +109,16 @@ describe('OffsetCommits', function () {
     await first;
     expect(commits.uncommitted('t', 0)).to.equal('7');
   });
+
+  it('hands its uncommitted progress to the commits of a consumer started in its place, which a join then commits', async function () {
+    const { commits } = commitsAgainst([new Error('The coordinator is not aware of this member')]);
+    commits.add(at(0, '4'));
+    await commits.flush();
+    const group = coordinator([]);
+    const successor = new OffsetCommits(group, { intervalMs: 1, progress: commits.progress(), onFailure: () => undefined });
+    expect(successor.uncommitted('t', 0)).to.equal('4');
+    successor.assigned(() => true);
+    await successor.flush();
+    expect(group.committed).to.deep.equal([[at(0, '4')]]);
+  });
 });

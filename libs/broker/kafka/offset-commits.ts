@@ -15,6 +15,8 @@ export interface OffsetCommitsOptions {
   onFailure: (error: unknown, offsets: PartitionOffset[]) => void;
   /** Tries of a commit whose failure is retriable as the adapter classifies kafkajs errors (a coordinator moving, a rebalance starting). */
   attempts?: number;
+  /** Uncommitted progress carried over from the member's previous kafkajs consumer (one that crashed). */
+  progress?: PartitionOffset[];
 }
 
 /**
@@ -41,7 +43,14 @@ export class OffsetCommits {
   constructor(
     private readonly client: Pick<KafkaJsConsumer, 'commitOffsets'>,
     private readonly options: OffsetCommitsOptions,
-  ) {}
+  ) {
+    for (const offset of options.progress ?? []) this.handled.set(`${offset.topic}:${offset.partition}`, offset);
+  }
+
+  /** What was handled and is not known to be committed, for a consumer started in this one's place. */
+  progress(): PartitionOffset[] {
+    return [...this.handled.values()];
+  }
 
   add(offset: PartitionOffset): void {
     const key = `${offset.topic}:${offset.partition}`;
