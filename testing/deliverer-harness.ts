@@ -30,6 +30,7 @@ import { createDeliverer, type Deliverer } from '../apps/deliverer/deliverer.js'
 import { createStoreDeliveryLookup } from '../libs/delivery/store-lookup.js';
 import { createGoneDestinations, type GoneDestinations } from '../apps/deliverer/gone-destinations.js';
 import { createSqlSourceLines } from '../libs/ordering/source-lines.js';
+import { deliveredAmong } from '../libs/ledger/deliveries.js';
 import type { Schedule } from '../libs/time/schedule.js';
 import { ATTEMPTS_TOPIC, CONFIG_TOPIC, DEAD_LETTER_TOPIC, destinationTopic } from '../libs/pipeline/topology.js';
 
@@ -152,7 +153,13 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
     };
     const made = createDeliverer({
       broker: watchingPauses(broker, pausedKeys),
-      destinations: { lookup: createStoreDeliveryLookup(store, secrets), gone, lines: createSqlSourceLines(store.sql, deadLetters), secrets },
+      destinations: {
+        lookup: createStoreDeliveryLookup(store, secrets),
+        gone,
+        lines: createSqlSourceLines(store.sql, deadLetters),
+        secrets,
+        delivered: (deliveryIds) => deliveredAmong(store.sql, deliveryIds),
+      },
       sending: { sender: counted, maxInFlight: options.maxInFlight, maxInFlightPerSource: options.maxInFlightPerSource },
       checks: { breakerOptions: options.breakerOptions },
       retries: { jitter: 0 },

@@ -11,7 +11,8 @@ import { createDeliverer } from './deliverer.js';
 import { startDelivererHarness, type DelivererHarness } from '../../testing/deliverer-harness.js';
 import { createSqlSourceLines } from '../../libs/ordering/source-lines.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
-import { destinationTopic } from '../../libs/pipeline/topology.js';
+import { DELIVERER_GROUP, destinationTopic } from '../../libs/pipeline/topology.js';
+import { waitFor } from '../../libs/testing/wait-for.js';
 
 /** The job number a request carries (`{"n": ...}` bodies). */
 const jobOf = (request: RecordedRequest) => (JSON.parse(request.body.toString()) as { n?: number }).n;
@@ -79,6 +80,30 @@ describe('deliverer: concurrency', function () {
     await h.attempts.waitFor(7, (attempt) => attempt.destinationId === destination.id, 5000);
   });
 
+  it("commits a batch's jobs as the answers complete a prefix of it, so a crash would send again only what is unanswered or behind it", async function () {
+    h = await startDelivererHarness();
+    const answers = new HeldAnswers();
+    sinks = [await startHttpSink(answers.respondOnRelease())];
+    const destination = await h.addDestination({ url: sinks[0]!.url });
+    await publishBatch(destination.id, [1, 2, 3, 4].map((n) => ({ body: `{"n":${n}}` })));
+    const committed = async () => (await h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)])).find((partition) => partition.end !== '0')?.committed;
+    const answer = async (n: number) => {
+      const request = answers.releaseOldest((held) => jobOf(held) === n);
+      await h.attemptsOf(String(request.headers['x-relay-delivery-id']), 1);
+    };
+    await answers.waitForRequests(4);
+
+    // Answered behind an unanswered job: not committed yet.
+    await answer(2);
+    expect(await committed()).to.equal('-1');
+    await answer(1);
+    await waitFor('the first two jobs committed', committed, (offset) => offset === '2', 5000, 10);
+    await answer(4);
+    expect(await committed()).to.equal('2');
+    await answer(3);
+    await waitFor('the whole batch committed', committed, (offset) => offset === '4', 5000, 10);
+  });
+
   it('refuses a window per source larger than the places per destination', async function () {
     h = await startDelivererHarness();
     sinks = [];
@@ -86,7 +111,13 @@ describe('deliverer: concurrency', function () {
     try {
       const options = {
         broker: h.broker,
-        destinations: { lookup: createStoreDeliveryLookup(h.store, h.secrets), secrets: h.secrets, gone: h.gone, lines: createSqlSourceLines(h.store.sql, h.deadLetters) },
+        destinations: {
+          lookup: createStoreDeliveryLookup(h.store, h.secrets),
+          secrets: h.secrets,
+          gone: h.gone,
+          lines: createSqlSourceLines(h.store.sql, h.deadLetters),
+          delivered: async () => new Set<string>(),
+        },
         retries: { jitter: 0 },
         observe: { metrics: h.metrics, logger: createLogger({ level: 'silent' }), tracer: createRelayTracer({ serviceName: 'deliverer-concurrency-spec', sampleRatio: 1 }) },
       };

@@ -11,9 +11,13 @@ import { DELIVERER_GROUP, DESTINATION_PARTITIONS, destinationTopic, LANES_GROUP,
 import { createDeliverer } from './deliverer.js';
 import { createGoneDestinations } from './gone-destinations.js';
 import { createSqlSourceLines } from '../../libs/ordering/source-lines.js';
+import { deliveredAmong } from '../../libs/ledger/deliveries.js';
+import { unrefSchedule } from '../../libs/time/schedule.js';
+import { recorderCaughtUp } from './recorder-caught-up.js';
 
 /** Sends jobs to destinations, with breakers, rate limits and retry tiers; reports every attempt. */
 export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce, deadLetters, tracer }): Role => {
+  let recorded = Promise.resolve();
   const deliverer = createDeliverer({
     broker,
     destinations: {
@@ -21,6 +25,11 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
       gone: createGoneDestinations(store.sql, announce),
       lines: createSqlSourceLines(store.sql, deadLetters),
       secrets,
+      // Asked only about jobs an earlier process may have sent: once the recorder has stored what it reported.
+      async delivered(deliveryIds) {
+        await recorded;
+        return deliveredAmong(store.sql, deliveryIds);
+      },
     },
     sending: {
       sender: createTargetSenders({
@@ -52,6 +61,10 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
       // needs one. The others' jobs go through the lanes (Kafka) or make their topic (embedded log).
       const destinationIds = await orderedDestinationIds(store.sql);
       await broker.admin().ensureTopics(destinationIds.map((id) => ({ topic: destinationTopic(id), partitions: DESTINATION_PARTITIONS })));
+      // Not knowing costs only sending again what may have been sent: at least once holds either way.
+      recorded = recorderCaughtUp(broker.admin(), { now: Date.now, schedule: unrefSchedule }).catch((error: unknown) =>
+        logger.warn({ err: error }, 'the recorder offsets could not be read; jobs read again are sent without asking the store'),
+      );
       await deliverer.start();
     },
     async stop() {

@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
-import { decodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { decodeDeliveryJob, encodeDeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { createPendingDeliveries } from '../../libs/ledger/deliveries.js';
+import { insertEventRow } from '../../libs/testing/store-fixtures.js';
+import { waitFor } from '../../libs/testing/wait-for.js';
 import { hang, resetConnection, respond } from '../../libs/testing/http-sink.js';
 import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
 import { eachTestDelivererAndSink } from '../../testing/deliverer-harness.js';
@@ -143,6 +146,38 @@ describe('deliverer: sending a job', function () {
     expect(dead!.headers[DEAD_REASON_HEADER]).to.equal('malformed_record');
     const [attempt] = await t.h.attemptsOf(job.deliveryId, 1);
     expect(attempt!.deliveryStatus).to.equal('delivered');
+  });
+
+  it('does not send again a job of an earlier run whose delivery is stored delivered (a kill before its commit), and sends the pending and retrying ones', async function () {
+    const destination = await t.h.addDestination({ url: t.sink.url });
+    const { sql } = t.h.store;
+    /** A job of an event received before this deliverer started, its delivery stored with `status`. */
+    const earlierJob = async (status: string, attemptNumber: number) => {
+      const eventId = await insertEventRow(sql, t.h.orgId, t.h.source.id, null);
+      const [[delivery]] = await sql.transaction((tx) => createPendingDeliveries(tx, [{ orgId: t.h.orgId, eventId, targets: [{ destinationId: destination.id, destinationName: destination.name }] }], Date.now()));
+      await sql.run('UPDATE deliveries SET status = ? WHERE id = ?', [status, delivery!.id]);
+      return t.h.jobFor(destination.id, { eventId, deliveryId: delivery!.id, attemptNumber, receivedAt: Date.now() - 60_000 });
+    };
+    const jobs = [await earlierJob('delivered', 1), await earlierJob('pending', 1), await earlierJob('retrying', 2)];
+    await t.h.broker.producer().send(destinationTopic(destination.id), jobs.map((job) => encodeDeliveryJob(job, Buffer.from('{}'))));
+
+    await t.h.attemptsOf(jobs[1]!.deliveryId, 1);
+    await t.h.attemptsOf(jobs[2]!.deliveryId, 1);
+    expect(t.sink.requests.map((request) => request.headers['x-relay-delivery-id'])).to.have.members([jobs[1]!.deliveryId, jobs[2]!.deliveryId]);
+    expect(t.h.attempts.items.filter((attempt) => attempt.deliveryId === jobs[0]!.deliveryId)).to.deep.equal([]);
+    await waitFor('every job committed', async () => (await t.h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)])).reduce((sum, partition) => sum + partition.lag, 0), (lag) => lag === 0, 5000, 10);
+  });
+
+  it('does not send a job again that the router published a second time for an attempt finished here, and sends its later attempts', async function () {
+    const destination = await t.h.addDestination({ url: t.sink.url });
+    const job = await t.h.publishJob(destination.id, Buffer.from('{"n":1}'));
+    await t.h.attemptsOf(job.deliveryId, 1);
+
+    const publishAgain = (attemptNumber: number) => t.h.broker.producer().send(destinationTopic(destination.id), [encodeDeliveryJob({ ...job, attemptNumber }, Buffer.from(`{"n":1,"attempt":${attemptNumber}}`))]);
+    await publishAgain(1);
+    await publishAgain(2);
+    await t.h.attemptsOf(job.deliveryId, 2);
+    expect(t.sink.requests.map((request) => request.body.toString())).to.deep.equal(['{"n":1}', '{"n":1,"attempt":2}']);
   });
 
   it('on stop, finishes the request in flight, publishes its attempt and commits, and takes no new job', async function () {

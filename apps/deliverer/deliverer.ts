@@ -19,6 +19,7 @@ import { createInFlightLimits } from './in-flight-limits.js';
 import { createJobIntake, type IntakeHandlers, type JobIntake, type RunningIntake } from './job-intake.js';
 import { createLaneJobsHandler } from './lane-jobs.js';
 import { createRetryTierHandler } from './retry-tiers.js';
+import { FinishedAttempts } from './finished-attempts.js';
 import type { SourceLines } from '../../libs/ordering/source-lines.js';
 
 export { IDLE_STATE_SWEEP_MS } from './destination-checks.js';
@@ -32,6 +33,8 @@ export { IDLE_STATE_SWEEP_MS } from './destination-checks.js';
 const LANE_RECORDS_PER_DESTINATION_PLACE = 16;
 /** Jobs of all destinations in flight from the lanes, per place of the process (16,384 by default): past it the lanes wait. */
 const LANE_RECORDS_PER_PROCESS_PLACE = 64;
+/** Deliveries whose last attempt here is remembered (about 1.5 MB): seconds of jobs even at thousands a second. */
+const FINISHED_ATTEMPTS_KEPT = 16_384;
 
 /** What the deliverer reads and writes of configuration. */
 export interface DestinationAccess {
@@ -45,6 +48,8 @@ export interface DestinationAccess {
   lines: SourceLines;
   /** Opens bodies the gateway sealed before they reached the log (sources with `encryptFields`). */
   secrets: SecretBox;
+  /** Of these deliveries, the ones stored delivered: `(ids) => deliveredAmong(sql, ids)`. */
+  delivered(deliveryIds: readonly string[]): Promise<ReadonlySet<string>>;
 }
 
 /** How attempts go out, and how many at once. */
@@ -194,6 +199,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
 function handlersFor(parts: Parts, running: RunningIntake, limits: ReturnType<typeof inFlightSettings>): IntakeHandlers {
   const { options, lookup, reporter, checks, intake, now, isStopping } = parts;
   const { metrics, logger } = options.observe;
+  const startedAt = now();
   const destinations = createDestinationBatchHandler({
     lookup,
     breakers: checks.breakers,
@@ -215,6 +221,9 @@ function handlersFor(parts: Parts, running: RunningIntake, limits: ReturnType<ty
     disabledRecheckMs: options.destinations.lookupCacheTtlMs ?? 60_000,
     maxInFlightPerSource: limits.maxInFlightPerSource,
     secrets: options.destinations.secrets,
+    finished: new FinishedAttempts(FINISHED_ATTEMPTS_KEPT),
+    // Only an event received before this deliverer started can have had a job sent by one before it.
+    deliveredBefore: (jobs) => options.destinations.delivered(jobs.filter((job) => job.receivedAt < startedAt).map((job) => job.deliveryId)),
   });
   return {
     destinations,

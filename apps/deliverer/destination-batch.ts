@@ -18,6 +18,7 @@ import type { CachedLookup } from './cached-lookup.js';
 import type { InFlightLimits } from './in-flight-limits.js';
 import type { PauseHolds } from './pause-holds.js';
 import type { SourceLines } from '../../libs/ordering/source-lines.js';
+import type { FinishedAttempts } from './finished-attempts.js';
 
 export type DelivererLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
 
@@ -52,6 +53,13 @@ export interface DestinationBatchDeps {
   maxInFlightPerSource: number;
   /** Opens bodies sealed in the log (jobs of sources with `encryptFields`). */
   secrets: SecretBox;
+  /**
+   * Of these jobs, those whose delivery is stored delivered by an earlier process (killed after the
+   * attempt, before its record was committed); asked once a batch.
+   */
+  deliveredBefore(jobs: readonly DeliveryJob[]): Promise<ReadonlySet<string>>;
+  /** The attempts finished here lately: a job published again for one of them is not sent again. */
+  finished: FinishedAttempts;
 }
 
 type TaskResult = 'done' | 'circuit_open';
@@ -71,6 +79,8 @@ interface Launch {
 }
 
 const STOP: Launch = { stop: true };
+/** Nothing to send, and the records after it go on. */
+const NOTHING_TO_SEND: Launch = { task: Promise.resolve('done'), stop: false };
 
 /** A record of the batch with its job decoded once, or the reason it could not be. */
 export type ReadRecord = { record: BrokerRecord; decoded: { job: DeliveryJob; body: Buffer }; error?: undefined } | { record: BrokerRecord; decoded?: undefined; error: unknown };
@@ -166,10 +176,11 @@ async function sendAndReport(deps: DestinationBatchDeps, topic: string, { job, b
   const status = await deps.reporter.sent({ job, body, target, outcome: guarded.outcome, startedAt, span });
   if (isGone(guarded.outcome)) await stopForGone(deps, topic, target, span);
   if (target.ordering === 'source' && status !== 'retrying') await nextInLine(deps, job);
+  deps.finished.add(job);
   return 'done';
 }
 
-async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, decoded, error: unreadable }: ReadRecord, windows: SourceWindows): Promise<Launch> {
+async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, decoded, error: unreadable }: ReadRecord, windows: SourceWindows, delivered: ReadonlySet<string>): Promise<Launch> {
   if (deps.stopping()) return STOP;
   const topic = batch.topic;
   /** A record that cannot be delivered for a reason of its own goes to relay.dead; the batch goes on. */
@@ -189,8 +200,12 @@ async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, 
     deps.holds.hold({ topic }, HOLD.disabled, deps.disabledRecheckMs);
     return STOP;
   }
-  // Kept in the store behind its source's head, or done before a crash: either way nothing to send now.
-  if (target.ordering === 'source' && (await deps.lines.admit(job, body)) !== 'send') return { task: Promise.resolve('done'), stop: false };
+  // An ordered destination's line knows what is done (and a delivered head must still move it on): a job
+  // kept behind its source's head, or done before a crash, has nothing to send now. Any other job is done
+  // once its delivery is stored delivered or this deliverer finished its attempt.
+  if (target.ordering === 'source') {
+    if ((await deps.lines.admit(job, body)) !== 'send') return NOTHING_TO_SEND;
+  } else if (delivered.has(job.deliveryId) || deps.finished.covers(job)) return NOTHING_TO_SEND;
   // Looked up only for a job published before jobs carried it.
   const sourceSlug = job.sourceSlug ?? (await deps.lookup.sourceSlug(job.orgId, job.sourceId)) ?? undefined;
   const release = await placesFor(deps, record, target.id, windows);
@@ -225,15 +240,34 @@ async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, 
   return { task, stop: result !== 'done' };
 }
 
+/**
+ * Reports each longer prefix of the batch's tasks that are done (`RecordBatch.progress`): the broker
+ * commits it at once, so a crash sends again only what was unanswered, or answered behind it, rather
+ * than every answered job of the batch.
+ */
+function prefixReporter(batch: RecordBatch): (index: number) => void {
+  const done: boolean[] = [];
+  let prefix = 0;
+  return (index) => {
+    done[index] = true;
+    const before = prefix;
+    while (done[prefix]) prefix += 1;
+    if (prefix > before) batch.progress?.(prefix);
+  };
+}
+
 async function handleBatch(deps: DestinationBatchDeps, batch: RecordBatch, read: readonly ReadRecord[], windows: SourceWindows): Promise<BatchOutcome> {
   const tasks: Promise<TaskResult>[] = [];
+  const reportDone = prefixReporter(batch);
   let launchError: unknown;
   try {
+    const delivered = await deps.deliveredBefore(read.flatMap(({ decoded }) => (decoded ? [decoded.job] : [])));
     for (const record of read) {
-      const { task, stop } = await launch(deps, batch, record, windows);
+      const { task, stop } = await launch(deps, batch, record, windows, delivered);
       if (task) {
-        // Observed below, once every record is started; until then a failure must not count as unhandled.
-        task.catch(() => undefined);
+        const index = tasks.length;
+        // A failure is observed below, once every record is started; until then it must not count as unhandled.
+        task.then((result) => result === 'done' && reportDone(index), () => undefined);
         tasks.push(task);
       }
       if (stop) break;

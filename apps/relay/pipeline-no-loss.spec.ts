@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { dedupKeys } from '../../libs/dedup/dedup-keys.js';
 import { newId } from '../../libs/ids/ids.js';
 import type { Store } from '../../libs/store/store.js';
-import { BACKEND_TARGETS, describeEachBackend, type BackendLocation, type BackendTarget } from '../../libs/testing/backend-targets.js';
+import { BACKEND_TARGETS, describeEachBackend, embeddedLogOn, type BackendLocation, type BackendTarget } from '../../libs/testing/backend-targets.js';
+import { STORE_TARGETS } from '../../libs/testing/store-targets.js';
 import { unusedLoopbackPort } from '../../libs/testing/free-port.js';
 import { respond, startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { consumedAll } from '../../libs/testing/consumer-lag.js';
@@ -20,9 +21,10 @@ import { parentContext } from '../../libs/tracing/relay-tracer.js';
  * SIGKILL ten times while webhooks are ingested, and restarted each time on the same port and data
  * directory. Every webhook the gateway acknowledged must reach the destination at least once. The kills
  * land anywhere; the one window they found (between the dedup claim and the append to the log) is also
- * pinned down deterministically below. It runs once more with an ordered destination (`ordering:
- * "source"`, one request at a time, so fewer webhooks), which must also have seen them in order, and on
- * Kafka + PostgreSQL (three kills, restarted on the same mock cluster and database).
+ * pinned down deterministically below. On the embedded log, with SQLite and with PostgreSQL, the second
+ * requests the kills cost are bounded too (`DUPLICATES_BOUND`). It runs once more with an ordered
+ * destination (`ordering: "source"`, one request at a time, so fewer webhooks), which must also have seen
+ * them in order, and on Kafka + PostgreSQL (three kills, restarted on the same mock cluster and database).
  */
 /** Webhooks in flight at once: a provider retrying with modest concurrency. */
 const SENDERS = 16;
@@ -84,13 +86,31 @@ function expectTracedRequests(sink: HttpSink, receiver: OtlpReceiver): void {
 }
 
 const [embeddedSqlite, kafkaPostgres] = BACKEND_TARGETS as [BackendTarget, BackendTarget];
+const embeddedPostgres = embeddedLogOn(STORE_TARGETS[1]!);
 
-for (const { target, ordering, WEBHOOKS, KILLS } of [
-  { target: embeddedSqlite, ordering: 'none', WEBHOOKS: 10_000, KILLS: 10 },
-  { target: embeddedSqlite, ordering: 'source', WEBHOOKS: 2_000, KILLS: 10 },
+/**
+ * Second requests for an event allowed on the embedded log, as shares of the acknowledged webhooks
+ * (docs/decisions/0102-commit-answered-jobs-at-once.md). Of attempts sent again although their outcome
+ * was recorded, which the relay can know of: issue 56's 1 % (measured 0). Of all, a ceiling: the requests
+ * in flight at the kills, which at least once must send again, cost 1.3-4.1 % on a 2-core machine.
+ */
+const DUPLICATES_BOUND = { reported: 0.01, all: 0.06 };
+
+/** Attempts made twice although the first one's outcome was recorded: the relay knew it was done. */
+async function attemptsMadeTwice(store: Store): Promise<number> {
+  const [row] = await store.sql.all<{ count: number }>(
+    'SELECT COUNT(*) AS count FROM (SELECT delivery_id FROM attempts GROUP BY delivery_id, attempt_number HAVING COUNT(*) > 1) AS twice',
+  );
+  return Number(row?.count ?? 0);
+}
+
+for (const { target, ordering, WEBHOOKS, KILLS, DUPLICATES } of [
+  { target: embeddedSqlite, ordering: 'none', WEBHOOKS: 10_000, KILLS: 10, DUPLICATES: DUPLICATES_BOUND },
+  { target: embeddedPostgres, ordering: 'none', WEBHOOKS: 10_000, KILLS: 10, DUPLICATES: DUPLICATES_BOUND },
+  { target: embeddedSqlite, ordering: 'source', WEBHOOKS: 2_000, KILLS: 10, DUPLICATES: undefined },
   // Fewer kills: each restart on the mock cluster waits for the dead process's group sessions to end and
   // for each consumer group to be joined again (about 20 s).
-  { target: kafkaPostgres, ordering: 'none', WEBHOOKS: 2_000, KILLS: 3 },
+  { target: kafkaPostgres, ordering: 'none', WEBHOOKS: 2_000, KILLS: 3, DUPLICATES: undefined },
 ] as const) describe(`an all-in-one relay process killed with SIGKILL while it ingests [${target.name}, ordering ${ordering}]`, function () {
   // About a minute on a 2-CPU machine; generous because CI machines vary.
   this.timeout(600_000);
@@ -207,16 +227,21 @@ for (const { target, ordering, WEBHOOKS, KILLS } of [
     const redelivered = [...deliveriesPerEvent.values()].filter((count) => count > 1).length;
     const duplicateRequests = sink.requests.length - deliveriesPerEvent.size;
     const markersAsSeveralEvents = [...eventsPerMarker.values()].filter((ids) => ids.size > 1).length;
+    const madeTwice = await attemptsMadeTwice(store);
     const events = await store.sql.all<{ id: string; status: string }>('SELECT id, status FROM events');
     const eventStatus = new Map(events.map((event) => [event.id, event.status]));
     console.log(
       `      ${acknowledged.size} acknowledged (${acknowledgedAsDuplicate.size} only by a duplicate answer to a retry) in ${tries} tries over ${((ingestedAt - startedAt) / 1000).toFixed(1)} s, ` +
         `${KILLS} kills (down ${Math.min(...downtimes)}..${Math.max(...downtimes)} ms each); all delivered after ${((Date.now() - startedAt) / 1000).toFixed(1)} s. ` +
-        `Sink: ${sink.requests.length} requests, ${duplicateRequests} duplicates (${redelivered} events delivered more than once, one up to ${Math.max(...deliveriesPerEvent.values())} times), ` +
+        `Sink: ${sink.requests.length} requests, ${duplicateRequests} duplicates (${((100 * duplicateRequests) / acknowledged.size).toFixed(2)}% of acknowledged; ${madeTwice} attempts made again after their outcome was recorded; ${redelivered} events delivered more than once, one up to ${Math.max(...deliveriesPerEvent.values())} times), ` +
         `${markersAsSeveralEvents} webhooks stored as more than one event; ${events.length} events stored; deliveries ${JSON.stringify(statuses)}`,
     );
 
     expect(acknowledged.size).to.equal(WEBHOOKS);
+    if (DUPLICATES) {
+      expect(madeTwice, 'attempts sent again after their outcome was recorded').to.be.at.most(DUPLICATES.reported * acknowledged.size);
+      expect(duplicateRequests, 'duplicate requests').to.be.at.most(DUPLICATES.all * acknowledged.size);
+    }
     expect([...acknowledged.keys()].filter((eventId) => eventStatus.get(eventId) !== 'delivered'), 'acknowledged events not stored as delivered').to.deep.equal([]);
     expect(Object.keys(statuses), 'delivery statuses').to.deep.equal(['delivered']);
     expectTracedRequests(sink, receiver!);

@@ -27,6 +27,13 @@ export interface RecordBatch {
   topic: string;
   partition: number;
   records: BrokerRecord[];
+  /**
+   * Tells the adapter, while the handler still runs, that the first `handled` records are handled and
+   * complete: their offsets are committed then, so a crash reads only the rest again. The handler's
+   * outcome never counts fewer, and when it throws, the batch is delivered again from the first record
+   * not reported. Offered by the embedded log; absent on Kafka, whose commits wait for the handler.
+   */
+  progress?(handled: number): void;
 }
 
 /**
@@ -67,8 +74,9 @@ export interface ConsumerOptions {
   /** Also consume every existing topic whose name matches; see `Consumer.refreshSubscription`. */
   topicPattern?: RegExp;
   /**
-   * Called with batches of one partition at a time. Offsets are committed only after it resolves; when it
-   * throws, the error is logged and the same batch is delivered again after a back-off (at least once).
+   * Called with batches of one partition at a time. Offsets are committed only after it resolves (or as it
+   * reports them done: `RecordBatch.progress`); when it throws, the error is logged and the same batch (past
+   * what it reported) is delivered again after a back-off (at least once).
    */
   handleBatch(batch: RecordBatch): Promise<void | BatchOutcome>;
   /** Upper bound on records per batch (default 500). */

@@ -1,7 +1,9 @@
 import { newId } from '../ids/ids.js';
 import { refreshEvents } from './attempts.js';
 import { foldTransformationFailures } from '../issues/attempt-issues.js';
+import { decodeRows } from '../store/row-schema.js';
 import { runForRows } from '../store/rows-statement.js';
+import { deliveryIdRowSchema } from './ledger-rows.js';
 import type { SqlClient } from '../store/sql-client.js';
 import type { TransformationReport } from '../transformations/route-transformations.js';
 
@@ -95,4 +97,14 @@ export function removeUnqueuedDeliveries(sql: SqlClient, deliveries: Pick<Pendin
     for (const { id } of deliveries) await tx.run('DELETE FROM deliveries WHERE id = ?', [id]);
     await refreshEvents(tx, [...new Set(deliveries.map(({ eventId }) => eventId))]);
   });
+}
+
+/**
+ * Of these deliveries, the ones stored `delivered`: one statement, for a deliverer that reads jobs again
+ * which a killed process may have sent already.
+ */
+export async function deliveredAmong(sql: SqlClient, deliveryIds: readonly string[]): Promise<Set<string>> {
+  if (deliveryIds.length === 0) return new Set();
+  const rows = await sql.all(`SELECT id FROM deliveries WHERE id IN (${deliveryIds.map(() => '?').join(', ')}) AND status = 'delivered'`, [...deliveryIds]);
+  return new Set(decodeRows(deliveryIdRowSchema, 'deliveries', rows).map((row) => row.id));
 }

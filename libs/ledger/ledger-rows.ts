@@ -90,6 +90,9 @@ export type EventKey = z.infer<typeof eventKeySchema>;
 /** A pending delivery stored for an event, as a redelivered record's event reads it back. */
 export const pendingDeliveryRowSchema = z.object({ eventId: text, id: text, destinationId: text, destinationName: text });
 
+/** A row of a query that names deliveries only. */
+export const deliveryIdRowSchema = z.object({ id: text });
+
 /** An event with one of its deliveries (all null for an event without any), as refreshing its status reads them. */
 export const eventDeliveryRowSchema = z.object({
   eventId: text,

@@ -1,4 +1,4 @@
-import type { BatchOutcome, BrokerLogger, RecordBatch } from '../broker.js';
+import type { BatchOutcome, BrokerLogger, BrokerRecord, RecordBatch } from '../broker.js';
 import { backoffDelay, type BackoffOptions } from '../../time/backoff.js';
 import type { GroupCommit } from './group-commit.js';
 import type { LogStore, StoredTopic } from './log-store.js';
@@ -51,12 +51,9 @@ export class PartitionWorker {
     readonly topic: StoredTopic,
     readonly partition: number,
   ) {
-    const { groupId, commits, logger } = context;
+    const { groupId, logger } = context;
     this.order = new CommitOrder({
-      commit: (_topic, _partition, next) =>
-        commits.commit({ groupId, topic, partition, offset: Number(next) }).catch((error: unknown) =>
-          logger.error({ groupId, topic: topic.name, partition, err: error }, 'Embedded log commit failed; the next commit covers it'),
-        ),
+      commit: (_topic, _partition, next) => this.commitInBackground(Number(next)),
       rewind: (_topic, _partition, from, error) => {
         logger.warn({ groupId, topic: topic.name, partition, offset: from, err: error }, 'Work on handled records failed; the partition is read again from the first of them');
         this.position = Number(from);
@@ -151,22 +148,26 @@ export class PartitionWorker {
       let handled: number;
       let completion: Promise<void> | undefined;
       const rewinds = this.rewinds;
+      const progress = this.progressCommits(records, rewinds);
       try {
-        const outcome = await owner.handle({ topic: this.topic.name, partition: this.partition, records });
-        handled = outcome ? Math.max(0, Math.min(records.length, Math.floor(outcome.handled))) : records.length;
+        const outcome = await owner.handle({ topic: this.topic.name, partition: this.partition, records, progress: progress.report });
+        handled = outcome ? Math.max(progress.reported(), Math.min(records.length, Math.floor(outcome.handled))) : records.length;
         completion = outcome?.completion;
       } catch (error) {
+        if (progress.reported() > 0 && this.rewinds === rewinds) this.position = nextAfter(records, progress.reported());
         logger.warn({ ...where, err: error }, 'Batch handler failed; the batch will be delivered again after a back-off');
         return 'failed';
       } finally {
+        progress.end();
         releaseSlot();
       }
       if (this.rewinds !== rewinds) return 'progress';
       if (handled > 0) {
-        const next = Number(records[handled - 1]!.offset) + 1;
+        const next = nextAfter(records, handled);
         // Behind work still going on, the commit waits for it; else it is made here.
-        if (completion || this.order.handedOn(this.topic.name, this.partition) !== undefined) this.order.handled(this.topic.name, this.partition, records[0]!.offset, String(next), completion);
-        else await commits.commit({ groupId, topic: this.topic, partition: this.partition, offset: next });
+        if (completion || this.order.handedOn(this.topic.name, this.partition) !== undefined) {
+          this.order.handled(this.topic.name, this.partition, records[Math.min(progress.reported(), handled - 1)]!.offset, String(next), completion);
+        } else await commits.commit({ groupId, topic: this.topic, partition: this.partition, offset: next });
         this.position = next;
       }
       return handled > 0 || owner.isPaused(this.topic.name, this.partition) ? 'progress' : 'stalled';
@@ -176,9 +177,40 @@ export class PartitionWorker {
     }
   }
 
+  /**
+   * `RecordBatch.progress` of one batch: each longer prefix reported is committed at once (group commit
+   * folds a turn's commits into one write), unless earlier work is still going on or was rewound, whose
+   * commit must come first. `reported` is the prefix committed so. A report after the handler has ended
+   * (`end`) is ignored: the batch's own commit, made then, may already be past it.
+   */
+  private progressCommits(records: BrokerRecord[], rewinds: number) {
+    let reported = 0;
+    let ended = false;
+    return {
+      report: (handled: number) => {
+        if (ended || handled <= reported || handled > records.length || this.rewinds !== rewinds || this.order.handedOn(this.topic.name, this.partition) !== undefined) return;
+        reported = handled;
+        void this.commitInBackground(nextAfter(records, handled));
+      },
+      reported: () => reported,
+      end: () => void (ended = true),
+    };
+  }
+
+  /** A commit nothing waits for: a failed one is logged, and the next one covers it. */
+  private commitInBackground(offset: number): Promise<unknown> {
+    const { commits, groupId, logger } = this.context;
+    return commits.commit({ groupId, topic: this.topic, partition: this.partition, offset }).catch((error: unknown) =>
+      logger.error({ groupId, topic: this.topic.name, partition: this.partition, err: error }, 'Embedded log commit failed; the next commit covers it'),
+    );
+  }
+
   /** Backs off before a retry, cut short when the partition changes hands (the new owner retries at once). */
   private async sleepWhileOwnedBy(owner: GroupMember, ms: number): Promise<void> {
     const deadline = Date.now() + ms;
     while (this.owner === owner && Date.now() < deadline) await this.signal.wait(deadline - Date.now());
   }
 }
+
+/** The offset a partition is read on from once the first `handled` records are done. */
+const nextAfter = (records: readonly BrokerRecord[], handled: number): number => Number(records[handled - 1]!.offset) + 1;

@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { Admin, BatchOutcome, Broker, Consumer, ConsumerOptions, Producer, TopicLag, TopicPartitions } from '../broker.js';
+import type { Admin, BatchOutcome, Broker, Consumer, ConsumerOptions, Producer, RecordBatch, TopicLag, TopicPartitions } from '../broker.js';
 import { portRequests } from '../../thread/port-requests.js';
 import { BrokerUnavailableError } from '../errors.js';
 import { fromWireError, packValues, toWireError, toWireOptions, transferOf, unpackValues, type ClientMessage, type ServerMessage, type WireCall } from './wire.js';
@@ -34,7 +34,8 @@ export function connectPortBroker(port: MessagePort): Broker {
     assignments.set(message.consumerId, message.assignment);
     const handler = handlers.get(message.consumerId);
     const values = unpackValues(message.values);
-    const batch = { topic: message.topic, partition: message.partition, records: message.records.map((record, index) => ({ ...record, value: values[index]! })) };
+    const batch: RecordBatch = { topic: message.topic, partition: message.partition, records: message.records.map((record, index) => ({ ...record, value: values[index]! })) };
+    if (message.progressive) batch.progress = (handled) => post({ kind: 'batchProgress', batchId: message.batchId, handled });
     const handled = handler ? Promise.resolve().then(() => handler(batch)) : Promise.reject(new BrokerUnavailableError('The consumer has stopped'));
     handled.then(
       (outcome: BatchOutcome | void) => {

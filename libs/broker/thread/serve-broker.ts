@@ -18,7 +18,7 @@ export function serveBroker(broker: Broker, port: MessagePort, ranks?: (groupId:
   const producer = broker.producer();
   const admin = broker.admin();
   const consumers = new Map<number, Consumer>();
-  const waiting = new Map<number, { resolve(outcome: BatchOutcome | void): void; reject(error: Error): void }>();
+  const waiting = new Map<number, { resolve(outcome: BatchOutcome | void): void; reject(error: Error): void; progress: RecordBatch['progress'] }>();
   /** Batches whose handler left work running in the other thread, until it says the work is over. */
   const completing = new Map<number, { resolve(): void; reject(error: Error): void }>();
   let nextBatchId = 0;
@@ -33,8 +33,8 @@ export function serveBroker(broker: Broker, port: MessagePort, ranks?: (groupId:
     const records = batch.records.map(({ value: _value, ...record }) => record);
     const assignment = consumers.get(consumerId)?.assignment() ?? [];
     return new Promise((resolve, reject) => {
-      waiting.set(batchId, { resolve, reject });
-      post({ kind: 'batch', batchId, consumerId, topic: batch.topic, partition: batch.partition, records, values, assignment }, transferOf(values));
+      waiting.set(batchId, { resolve, reject, progress: batch.progress });
+      post({ kind: 'batch', batchId, consumerId, topic: batch.topic, partition: batch.partition, records, values, assignment, progressive: batch.progress !== undefined }, transferOf(values));
     });
   }
 
@@ -87,6 +87,8 @@ export function serveBroker(broker: Broker, port: MessagePort, ranks?: (groupId:
         const completion = new Promise<void>((resolve, reject) => completing.set(message.batchId, { resolve, reject }));
         pending?.resolve({ handled: message.outcome.handled, completion });
       }
+    } else if (message.kind === 'batchProgress') {
+      waiting.get(message.batchId)?.progress?.(message.handled);
     } else if (message.kind === 'batchComplete') {
       const work = completing.get(message.batchId);
       completing.delete(message.batchId);

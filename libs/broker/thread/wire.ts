@@ -40,7 +40,9 @@ export type ClientMessage =
   | { kind: 'pause' | 'resume'; consumerId: number; topic: string; partitions?: number[] }
   | { kind: 'batchDone'; batchId: number; outcome?: WireBatchOutcome; error?: WireError }
   /** The work a batch's handler left running (`completing`) is over. */
-  | { kind: 'batchComplete'; batchId: number; error?: WireError };
+  | { kind: 'batchComplete'; batchId: number; error?: WireError }
+  /** `RecordBatch.progress` of a batch still being handled. */
+  | { kind: 'batchProgress'; batchId: number; handled: number };
 
 /** A BatchOutcome without its completion, which cannot cross threads: `completing` says one follows. */
 export interface WireBatchOutcome {
@@ -51,7 +53,18 @@ export interface WireBatchOutcome {
 /** Server to client. */
 export type ServerMessage =
   | { kind: 'reply'; id: number; result?: unknown; error?: WireError }
-  | { kind: 'batch'; batchId: number; consumerId: number; topic: string; partition: number; records: WireRecord[]; values: PackedValues; assignment: TopicPartitions[] };
+  | {
+      kind: 'batch';
+      batchId: number;
+      consumerId: number;
+      topic: string;
+      partition: number;
+      records: WireRecord[];
+      values: PackedValues;
+      assignment: TopicPartitions[];
+      /** The served batch takes `progress` reports. */
+      progressive: boolean;
+    };
 
 export interface WireError {
   code?: string;
