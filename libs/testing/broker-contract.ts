@@ -276,8 +276,13 @@ export function describeBrokerContract(name: string, makeBroker: () => Promise<B
       await probe.start();
       await broker.producer().send(topic, range(4).map((i) => message(key, `m${i}`)));
       await waitFor('the first batch', () => probe.batches.length === 1, isTrue, CONTRACT_WAIT_MS, 10);
-      // Kafka's commits wait for the handler: nothing to report to.
-      if (!offered) return this.skip();
+      // Kafka's commits wait for the handler: nothing to report to. The handler is let go first, so the
+      // consumer can stop.
+      if (!offered) {
+        answers.resolve();
+        console.log('      skipped: this adapter commits only once a handler has returned (Kafka), so a handler has no progress to report');
+        return this.skip();
+      }
       const committed = async () => (await broker.admin().lag(groupId, [topic])).find((entry) => entry.partition === 3)?.committed;
       await waitFor('the reported prefix committed while the handler runs', committed, (offset) => offset === '2', CONTRACT_WAIT_MS, 10);
       answers.resolve();
