@@ -27,6 +27,8 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
       secrets,
       // Asked only about jobs an earlier process may have sent: once the recorder has stored what it reported.
       async delivered(deliveryIds) {
+        // Most batches after a start carry no such job: they must not wait for the recorder.
+        if (deliveryIds.length === 0) return new Set();
         await recorded;
         return deliveredAmong(store.sql, deliveryIds);
       },
