@@ -27,6 +27,7 @@ import { openStore, type Store } from '../libs/store/store.js';
 import { destinationRow, sourceRow } from '../libs/testing/store-fixtures.js';
 import { startHttpSink, type HttpSink } from '../libs/testing/http-sink.js';
 import { createDeliverer, type Deliverer } from '../apps/deliverer/deliverer.js';
+import { openDeliveredJournal } from '../apps/deliverer/delivered-journal.js';
 import { createStoreDeliveryLookup } from '../libs/delivery/store-lookup.js';
 import { createGoneDestinations, type GoneDestinations } from '../apps/deliverer/gone-destinations.js';
 import { createSqlSourceLines } from '../libs/ordering/source-lines.js';
@@ -119,6 +120,8 @@ export interface DelivererHarness {
   paused(topic: string): boolean;
   /** Starts one more deliverer in the same groups, on the same log and store (config changes reach only the first). */
   startAnotherDeliverer(): Promise<Deliverer>;
+  /** Where each deliverer of the harness keeps its journal of delivered attempts (one file each), and reads the others' when it starts. */
+  journalDir: string;
   /** How many requests `deliverer` (the first or another) has sent. */
   requestsSent(deliverer: Deliverer): number;
   close(): Promise<void>;
@@ -138,6 +141,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
   const deadLetters = createDeadLetters((topic, messages) => broker.producer().send(topic, messages), metrics.deadLetters);
   const gone = createGoneDestinations(store.sql, (change) => broker.producer().send(CONFIG_TOPIC, [encodeConfigChange(change)]));
   const requestsSent = new Map<Deliverer, number>();
+  const journalDir = path.join(dataDir, 'deliverer-journal');
   const newDeliverer = () => {
     const sender = createTargetSenders({
       http: httpTargetSender(createHttpSender({ blockPrivateDestinations: false })),
@@ -163,6 +167,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
       sending: { sender: counted, maxInFlight: options.maxInFlight, maxInFlightPerSource: options.maxInFlightPerSource },
       checks: { breakerOptions: options.breakerOptions },
       retries: { jitter: 0 },
+      journal: openDeliveredJournal(journalDir, `deliverer-${requestsSent.size}`),
       observe: { metrics, logger: quietLogger, tracer: createRelayTracer({ serviceName: 'deliverer-harness', sampleRatio: 1 }) },
       clock: { now: options.now, schedule: options.schedule },
     });
@@ -250,6 +255,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
       await other.start();
       return other;
     },
+    journalDir,
     requestsSent: (of) => requestsSent.get(of) ?? 0,
     async close() {
       for (const each of [deliverer, ...others]) await each.stop();

@@ -11,12 +11,15 @@ import { encodeDeliveryJob, type DeliveryJob } from '../../libs/pipeline/deliver
 import { poisonReason } from '../../libs/pipeline/poison-records.js';
 import type { DeliveryTarget } from '../../libs/delivery/delivery-lookup.js';
 import { ATTEMPTS_TOPIC, destinationTopic, retryTierTopic } from '../../libs/pipeline/topology.js';
+import type { DeliveredJournal } from './delivered-journal.js';
 
 export interface AttemptReporterOptions {
   producer: Producer;
   metrics: RelayMetrics;
   jitter: JitterOptions;
   now: () => number;
+  /** Where a delivered attempt is written the moment its answer arrives, before it is published. */
+  journal?: Pick<DeliveredJournal, 'write'>;
 }
 
 export interface SentAttempt {
@@ -93,6 +96,7 @@ export function createAttemptReporter(options: AttemptReporterOptions) {
       });
       metrics.deliveryAttempts.inc({ destination: target.id, outcome: deliveryStatus });
       metrics.deliveryAttemptDuration.observe({ destination: target.id }, outcome.latencyMs / 1000);
+      if (deliveryStatus === 'delivered') options.journal?.write(attempt);
       await publish(ATTEMPTS_TOPIC, [withTraceparent(encodeAttemptRecord(attempt), span)]);
       if (plan.kind === 'retry') {
         const tier = tierFor(plan.delayMs);
@@ -103,6 +107,15 @@ export function createAttemptReporter(options: AttemptReporterOptions) {
         await deadLetter(reason, deadLetterOfJob(job, body, reason));
       }
       return deliveryStatus;
+    },
+
+    /**
+     * A delivered attempt an earlier process journaled but was killed before it published: published now
+     * in its stead, the same record (the recorder keeps one per attempt id), and nothing is sent again.
+     */
+    async journaled(attempt: AttemptRecord): Promise<void> {
+      metrics.journaledAttempts.inc();
+      await publish(ATTEMPTS_TOPIC, [encodeAttemptRecord(attempt)]);
     },
 
     /** A job that waited behind another of its source (ordered destinations), back in its destination's topic. */

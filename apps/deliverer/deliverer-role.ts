@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { pipelineThreadCount } from '../../libs/config/config.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import { httpTargetSender } from '../../libs/delivery/target-port.js';
@@ -14,10 +15,13 @@ import { createSqlSourceLines } from '../../libs/ordering/source-lines.js';
 import { deliveredAmong } from '../../libs/ledger/deliveries.js';
 import { unrefSchedule } from '../../libs/time/schedule.js';
 import { recorderCaughtUp } from './recorder-caught-up.js';
+import { DELIVERER_JOURNAL_DIR, openDeliveredJournal } from './delivered-journal.js';
 
 /** Sends jobs to destinations, with breakers, rate limits and retry tiers; reports every attempt. */
-export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce, deadLetters, tracer }): Role => {
+export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce, deadLetters, tracer, thread }): Role => {
   let recorded = Promise.resolve();
+  // The embedded log's data directory is one process's (its owner lock): the next one there reads the journals.
+  const journal = config.kafkaBrokers ? undefined : openDeliveredJournal(path.join(config.dataDir, DELIVERER_JOURNAL_DIR), thread ?? 'main');
   const deliverer = createDeliverer({
     broker,
     destinations: {
@@ -51,6 +55,7 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
         ),
     },
     retries: { jitter: config.retryJitter },
+    journal,
     observe: { metrics, logger, tracer },
   });
   // Refreshing a Kafka subscription means a rebalance (seconds): it runs behind, one at a time, and

@@ -8,6 +8,8 @@ import { hang, resetConnection, respond } from '../../libs/testing/http-sink.js'
 import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
 import { eachTestDelivererAndSink } from '../../testing/deliverer-harness.js';
 import { DELIVERER_GROUP, destinationTopic } from '../../libs/pipeline/topology.js';
+import type { AttemptRecord } from '../../libs/pipeline/attempt-record.js';
+import { openDeliveredJournal } from './delivered-journal.js';
 
 describe('deliverer: sending a job', function () {
   const t = eachTestDelivererAndSink();
@@ -178,6 +180,23 @@ describe('deliverer: sending a job', function () {
     await publishAgain(2);
     await t.h.attemptsOf(job.deliveryId, 2);
     expect(t.sink.requests.map((request) => request.body.toString())).to.deep.equal(['{"n":1}', '{"n":1,"attempt":2}']);
+  });
+
+  it('publishes the delivered attempt an earlier process journaled but did not publish (killed between), instead of sending its job again', async function () {
+    const destination = await t.h.addDestination({ url: t.sink.url });
+    await t.h.deliverer.stop();
+    const job = await t.h.publishJob(destination.id, Buffer.from('{"answered":true}'), { receivedAt: Date.now() - 60_000 });
+    const { deliveryId, eventId, orgId, destinationId, attemptNumber } = job;
+    const attempt: AttemptRecord = { attemptId: 'att_answered_before_the_kill', deliveryId, eventId, orgId, destinationId, attemptNumber, startedAt: 1_000, completedAt: 1_005,
+      ok: true, statusCode: 200, latencyMs: 5, error: null, errorKind: null, responseBody: '', deliveryStatus: 'delivered', nextAttemptAt: null };
+    openDeliveredJournal(t.h.journalDir, 'killed').write(attempt);
+    const later = await t.h.publishJob(destination.id, Buffer.from('{"later":true}'));
+
+    const next = await t.h.startAnotherDeliverer();
+    await t.h.attemptsOf(later.deliveryId, 1);
+    expect(await t.h.attemptsOf(job.deliveryId, 1)).to.deep.equal([attempt]);
+    expect(t.sink.requests.map((request) => request.body.toString())).to.deep.equal(['{"later":true}']);
+    expect(t.h.requestsSent(next)).to.equal(1);
   });
 
   it('on stop, finishes the request in flight, publishes its attempt and commits, and takes no new job', async function () {

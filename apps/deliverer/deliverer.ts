@@ -20,6 +20,7 @@ import { createJobIntake, type IntakeHandlers, type JobIntake, type RunningIntak
 import { createLaneJobsHandler } from './lane-jobs.js';
 import { createRetryTierHandler } from './retry-tiers.js';
 import { FinishedAttempts } from './finished-attempts.js';
+import type { DeliveredJournal } from './delivered-journal.js';
 import type { SourceLines } from '../../libs/ordering/source-lines.js';
 
 export { IDLE_STATE_SWEEP_MS } from './destination-checks.js';
@@ -75,6 +76,12 @@ export interface DelivererOptions {
   checks?: CheckOptions;
   /** Fraction of each retry delay added or removed at random (`RELAY_RETRY_JITTER`). */
   retries: JitterOptions;
+  /**
+   * Delivered attempts written down as they are answered, and read from earlier processes' (the
+   * embedded log's data directory, which one process owns): none where deliverers share no disk. Closed
+   * with the sender on stop.
+   */
+  journal?: DeliveredJournal;
   /** Metrics, logs, and the attempts' and retry waits' spans. */
   observe: { metrics: RelayMetrics; logger: DelivererLogger; tracer: RelayTracer };
   clock?: {
@@ -160,7 +167,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   const parts: Parts = {
     options,
     lookup: createCachedLookup(options.destinations.lookup, { ttlMs: options.destinations.lookupCacheTtlMs, now }),
-    reporter: createAttemptReporter({ producer: broker.producer(), metrics, jitter: options.retries, now }),
+    reporter: createAttemptReporter({ producer: broker.producer(), metrics, jitter: options.retries, now, journal: options.journal }),
     checks: createDestinationChecks(options.checks ?? {}, { metrics, logger, now, schedule: options.clock?.schedule ?? unrefSchedule }),
     intake: createJobIntake({ broker, logger, schedule: options.clock?.schedule, concurrency: limits.maxInFlight, subscriptionRefreshMs: options.clock?.subscriptionRefreshMs }),
     now,
@@ -185,6 +192,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         checks.attach(null);
         checks.shutdown();
         await options.sending.sender.close();
+        options.journal?.close();
       })();
       return stopping;
     },
@@ -222,6 +230,7 @@ function handlersFor(parts: Parts, running: RunningIntake, limits: ReturnType<ty
     maxInFlightPerSource: limits.maxInFlightPerSource,
     secrets: options.destinations.secrets,
     finished: new FinishedAttempts(FINISHED_ATTEMPTS_KEPT),
+    journal: options.journal,
     // Only an event received before this deliverer started can have had a job sent by one before it.
     deliveredBefore: (jobs) => options.destinations.delivered(jobs.filter((job) => job.receivedAt < startedAt).map((job) => job.deliveryId)),
   });

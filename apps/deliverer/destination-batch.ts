@@ -19,6 +19,8 @@ import type { InFlightLimits } from './in-flight-limits.js';
 import type { PauseHolds } from './pause-holds.js';
 import type { SourceLines } from '../../libs/ordering/source-lines.js';
 import type { FinishedAttempts } from './finished-attempts.js';
+import type { DeliveredJournal } from './delivered-journal.js';
+import type { AttemptRecord } from '../../libs/pipeline/attempt-record.js';
 
 export type DelivererLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
 
@@ -60,6 +62,8 @@ export interface DestinationBatchDeps {
   deliveredBefore(jobs: readonly DeliveryJob[]): Promise<ReadonlySet<string>>;
   /** The attempts finished here lately: a job published again for one of them is not sent again. */
   finished: FinishedAttempts;
+  /** The delivered attempts deliverers before this one answered, whether or not they published them. */
+  journal?: Pick<DeliveredJournal, 'earlier'>;
 }
 
 type TaskResult = 'done' | 'circuit_open';
@@ -180,6 +184,13 @@ async function sendAndReport(deps: DestinationBatchDeps, topic: string, { job, b
   return 'done';
 }
 
+/** An earlier process's delivered attempt, published in its stead: the job is done without a second request. */
+async function publishJournaled(deps: DestinationBatchDeps, job: DeliveryJob, attempt: AttemptRecord): Promise<TaskResult> {
+  await deps.reporter.journaled(attempt);
+  deps.finished.add(job);
+  return 'done';
+}
+
 async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, decoded, error: unreadable }: ReadRecord, windows: SourceWindows, delivered: ReadonlySet<string>): Promise<Launch> {
   if (deps.stopping()) return STOP;
   const topic = batch.topic;
@@ -202,10 +213,15 @@ async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, 
   }
   // An ordered destination's line knows what is done (and a delivered head must still move it on): a job
   // kept behind its source's head, or done before a crash, has nothing to send now. Any other job is done
-  // once its delivery is stored delivered or this deliverer finished its attempt.
+  // once its delivery is stored delivered or this deliverer finished its attempt, and has its attempt
+  // published once an earlier process journaled it delivered.
   if (target.ordering === 'source') {
     if ((await deps.lines.admit(job, body)) !== 'send') return NOTHING_TO_SEND;
-  } else if (delivered.has(job.deliveryId) || deps.finished.covers(job)) return NOTHING_TO_SEND;
+  } else {
+    if (delivered.has(job.deliveryId) || deps.finished.covers(job)) return NOTHING_TO_SEND;
+    const journaled = deps.journal?.earlier(job);
+    if (journaled) return { task: publishJournaled(deps, job, journaled), stop: false };
+  }
   // Looked up only for a job published before jobs carried it.
   const sourceSlug = job.sourceSlug ?? (await deps.lookup.sourceSlug(job.orgId, job.sourceId)) ?? undefined;
   const release = await placesFor(deps, record, target.id, windows);

@@ -10,5 +10,5 @@ await runThread(async ({ data, config, logger, metrics, closers }) => {
   const broker = data.brokerPort ? connectPortBroker(data.brokerPort) : undefined;
   if (broker) closers.push(() => broker.close());
   const backends = await openBackends(config, logger, metrics, closers, broker);
-  await startRoles(config, backends, { logger, metrics, closers, configGroup: configGroupOf(config, data.name) }, roleBuilders(config, 'pipeline thread'));
+  await startRoles(config, backends, { logger, metrics, closers, configGroup: configGroupOf(config, data.name), thread: data.name }, roleBuilders(config, 'pipeline thread'));
 });

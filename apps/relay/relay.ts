@@ -157,7 +157,7 @@ export async function openBackends(config: Config, logger: Logger, metrics: Rela
 export async function startRoles(
   config: Config,
   backends: Backends,
-  parts: { logger: Logger; metrics: RelayMetrics; closers: Closers; configGroup: string; tuning?: RoleTuning },
+  parts: { logger: Logger; metrics: RelayMetrics; closers: Closers; configGroup: string; tuning?: RoleTuning; thread?: string },
   builders: RoleBuilder[],
 ): Promise<Role[]> {
   const { logger, metrics, closers } = parts;
@@ -181,6 +181,7 @@ export async function startRoles(
     deadLetters,
     announce: configChannel.announce,
     tuning: parts.tuning ?? {},
+    thread: parts.thread,
     tracer,
   };
 

@@ -106,6 +106,11 @@ export function createRelayMetrics(options: { defaultMetrics?: boolean; thread?:
       labelNames: ['destination', 'outcome'] as const,
       registers,
     }),
+    journaledAttempts: new Counter({
+      name: 'relay_journaled_attempts_published_total',
+      help: 'Delivered attempts an earlier process wrote to its journal but was stopped before publishing, published by the next one instead of sending their jobs again',
+      registers,
+    }),
     deliveryAttemptDuration: new Histogram({
       name: 'relay_delivery_attempt_duration_seconds',
       help: 'Time from sending a delivery request to its complete answer or failure, per destination',

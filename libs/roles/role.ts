@@ -39,6 +39,8 @@ export interface Infrastructure {
   /** Applies a change in this process at once, then tells every other process (relay.config). */
   announce(change: ConfigChange): Promise<void>;
   tuning: RoleTuning;
+  /** The pipeline thread these roles run on (its name); none on a process's main thread. */
+  thread?: string;
   /** Spans of each webhook's trace (libs/tracing): exported over OTLP only when configured. */
   tracer: RelayTracer;
 }

@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AttemptRecord } from '../../libs/pipeline/attempt-record.js';
+import { openDeliveredJournal } from './delivered-journal.js';
+
+const delivered = (deliveryId: string, attemptNumber = 1): AttemptRecord => ({
+  attemptId: `att_${deliveryId}_${attemptNumber}`,
+  deliveryId,
+  eventId: `evt_${deliveryId}`,
+  orgId: 'org_1',
+  destinationId: 'dst_1',
+  attemptNumber,
+  startedAt: 1_000,
+  completedAt: 1_010,
+  ok: true,
+  statusCode: 200,
+  latencyMs: 10,
+  error: null,
+  errorKind: null,
+  responseBody: 'ok',
+  deliveryStatus: 'delivered',
+  nextAttemptAt: null,
+});
+
+describe('deliverer: the journal of delivered attempts', function () {
+  let dir: string;
+
+  beforeEach(function () {
+    dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'relay-journal-')), 'deliverer-journal');
+  });
+
+  afterEach(function () {
+    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+  });
+
+  it("gives the next deliverer an earlier one's delivered attempt of a job's attempt or a later one, never its own", function () {
+    const killed = openDeliveredJournal(dir, 'main');
+    killed.write(delivered('dlv_a', 2));
+    // No close: the process was killed after the write.
+    const next = openDeliveredJournal(dir, 'main');
+    next.write(delivered('dlv_b'));
+
+    expect(next.earlier({ deliveryId: 'dlv_a', attemptNumber: 1 })).to.deep.equal(delivered('dlv_a', 2));
+    expect(next.earlier({ deliveryId: 'dlv_a', attemptNumber: 2 })).to.deep.equal(delivered('dlv_a', 2));
+    expect(next.earlier({ deliveryId: 'dlv_a', attemptNumber: 3 })).to.equal(undefined);
+    expect(next.earlier({ deliveryId: 'dlv_b', attemptNumber: 1 })).to.equal(undefined);
+    expect(openDeliveredJournal(dir, 'main').earlier({ deliveryId: 'dlv_b', attemptNumber: 1 })).to.deep.equal(delivered('dlv_b'));
+  });
+
+  it('reads the journals of every deliverer that ran on the data directory (the pipeline threads)', function () {
+    openDeliveredJournal(dir, 'pipeline-0').write(delivered('dlv_a'));
+    openDeliveredJournal(dir, 'pipeline-1').write(delivered('dlv_b'));
+
+    const next = openDeliveredJournal(dir, 'main');
+    expect(next.earlier({ deliveryId: 'dlv_a', attemptNumber: 1 })?.attemptId).to.equal('att_dlv_a_1');
+    expect(next.earlier({ deliveryId: 'dlv_b', attemptNumber: 1 })?.attemptId).to.equal('att_dlv_b_1');
+  });
+
+  it('leaves out a line torn by a kill during its write, and starts the next write on a line of its own', function () {
+    openDeliveredJournal(dir, 'main').write(delivered('dlv_a'));
+    fs.appendFileSync(path.join(dir, 'main.jsonl'), JSON.stringify(delivered('dlv_torn')).slice(0, 40));
+
+    const next = openDeliveredJournal(dir, 'main');
+    next.write(delivered('dlv_b'));
+    expect(next.earlier({ deliveryId: 'dlv_a', attemptNumber: 1 })?.attemptId).to.equal('att_dlv_a_1');
+    expect(next.earlier({ deliveryId: 'dlv_torn', attemptNumber: 1 })).to.equal(undefined);
+    expect(openDeliveredJournal(dir, 'main').earlier({ deliveryId: 'dlv_b', attemptNumber: 1 })?.attemptId).to.equal('att_dlv_b_1');
+  });
+
+  it('keeps the attempts of its current file and the one before, at most twice a file in all', function () {
+    const journal = openDeliveredJournal(dir, 'main', 2);
+    for (const id of ['dlv_1', 'dlv_2', 'dlv_3', 'dlv_4', 'dlv_5']) journal.write(delivered(id));
+
+    const next = openDeliveredJournal(dir, 'main', 2);
+    const kept = ['dlv_1', 'dlv_2', 'dlv_3', 'dlv_4', 'dlv_5'].filter((id) => next.earlier({ deliveryId: id, attemptNumber: 1 }));
+    expect(kept).to.deep.equal(['dlv_3', 'dlv_4', 'dlv_5']);
+    expect(fs.readdirSync(dir).sort()).to.deep.equal(['main.jsonl', 'main.old.jsonl']);
+  });
+});

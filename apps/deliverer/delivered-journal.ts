@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { attemptRecordSchema, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
+import type { DeliveryJob } from '../../libs/pipeline/delivery-job.js';
+
+/** Lines a journal file holds before it becomes the old one: far more than are ever answered and not yet published. */
+export const JOURNAL_FILE_ATTEMPTS = 8192;
+/** The journals' directory in the data directory. */
+export const DELIVERER_JOURNAL_DIR = 'deliverer-journal';
+const CURRENT = '.jsonl';
+const OLD = '.old.jsonl';
+
+/**
+ * A deliverer's delivered attempts, written to a file of its own the moment each answer arrives, before
+ * the attempt is published. A kill between the two no longer costs a second request: the next deliverer
+ * on the same data directory reads the journals there when it starts, and publishes the attempt written
+ * for a job it reads again instead of sending the job (decision 0103). The publish can lag the answer
+ * by tens of milliseconds (another hop, a busy thread); the write is one synchronous call, which a
+ * SIGKILL of the process cannot undo. An entry that is missing or torn costs what it cost before, a
+ * second request; nothing here can lose a delivery.
+ */
+export interface DeliveredJournal {
+  /** Writes a delivered attempt of this deliverer's. */
+  write(attempt: AttemptRecord): void;
+  /** The delivered attempt a deliverer before this one wrote for the job's delivery, of the job's attempt or a later one. */
+  earlier(job: Pick<DeliveryJob, 'deliveryId' | 'attemptNumber'>): AttemptRecord | undefined;
+  close(): void;
+}
+
+/** The attempts of one journal file; a line that is torn (a kill during its write) or unreadable is left out. */
+function readJournalFile(file: string): AttemptRecord[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return text.split('\n').flatMap((line) => {
+    if (!line) return [];
+    try {
+      const parsed = attemptRecordSchema.safeParse(JSON.parse(line));
+      return parsed.success ? [parsed.data] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Cuts a torn last line off this deliverer's own file, so the next write starts a line of its own; returns its lines. */
+function endAtLastLine(file: string): number {
+  if (!fs.existsSync(file)) return 0;
+  const bytes = fs.readFileSync(file);
+  const end = bytes.lastIndexOf(0x0a) + 1;
+  if (end < bytes.length) fs.truncateSync(file, end);
+  let lines = 0;
+  for (let at = bytes.indexOf(0x0a); at !== -1 && at < end; at = bytes.indexOf(0x0a, at + 1)) lines += 1;
+  return lines;
+}
+
+/**
+ * Opens the journal `name` (one per deliverer that runs at once: a pipeline thread's name) in `dir`,
+ * after reading every journal there as what deliverers before this one delivered.
+ */
+export function openDeliveredJournal(dir: string, name: string, fileAttempts = JOURNAL_FILE_ATTEMPTS): DeliveredJournal {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const current = path.join(dir, `${name}${CURRENT}`);
+  let lines = endAtLastLine(current);
+  const earlier = new Map<string, AttemptRecord>();
+  for (const file of fs.readdirSync(dir).filter((entry) => entry.endsWith(CURRENT)).sort()) {
+    for (const attempt of readJournalFile(path.join(dir, file))) {
+      if ((earlier.get(attempt.deliveryId)?.attemptNumber ?? 0) < attempt.attemptNumber) earlier.set(attempt.deliveryId, attempt);
+    }
+  }
+  let fd = fs.openSync(current, 'a', 0o600);
+  return {
+    write(attempt) {
+      if (lines >= fileAttempts) {
+        // The old file's attempts were published long ago; the current one becomes the old one.
+        fs.closeSync(fd);
+        fs.renameSync(current, path.join(dir, `${name}${OLD}`));
+        fd = fs.openSync(current, 'a', 0o600);
+        lines = 0;
+      }
+      fs.writeSync(fd, `${JSON.stringify(attempt)}\n`);
+      lines += 1;
+    },
+    earlier(job) {
+      const attempt = earlier.get(job.deliveryId);
+      return attempt && attempt.attemptNumber >= job.attemptNumber ? attempt : undefined;
+    },
+    close: () => fs.closeSync(fd),
+  };
+}
