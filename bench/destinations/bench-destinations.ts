@@ -3,11 +3,12 @@
  * costs with all of them, and the rebalances they bring.
  *
  *   node --import tsx bench/destinations/bench-destinations.ts [--destinations 1000] [--sources 10] [--sqlite]
- *        [--env NAME=VALUE ...]
+ *        [--kafka-own N] [--env NAME=VALUE ...]
  *
  * The relay runs what `npm start` runs (`dist/`, built first), all roles in one process, on librdkafka's
  * mock cluster (`kcat`, 3 brokers, `KAFKA_MAX_WAIT_MS=100` as in the tests) and a fresh PostgreSQL
- * database (`--sqlite`: the embedded store). `--destinations` destinations are routed from `--sources`
+ * database (`--sqlite`: the embedded store). `--kafka-own N` runs it on an Apache Kafka cluster of N
+ * brokers started for the run instead (in a temp dir, stopped after), with the default fetch wait. `--destinations` destinations are routed from `--sources`
  * sources, each route with the filter `{body: {d: <n>}}`, so webhook `{d: n}` goes to destination n only.
  *
  * 1. Creation: per destination, create it and its route through the API, then post its webhook at once;
@@ -30,6 +31,7 @@ import { nearestRank } from '../../libs/stats/nearest-rank.js';
 import { apiClient } from '../../testing/api-client.js';
 import { startHttpSink, type HttpSink } from '../../libs/testing/http-sink.js';
 import { startKafkaMock } from '../../libs/testing/kafka-mock.js';
+import { startKafkaCluster } from '../../libs/testing/kafka-cluster.js';
 import { createTestDatabase } from '../../libs/testing/postgres.js';
 import { processUsage } from '../soak/process-usage.js';
 
@@ -44,9 +46,11 @@ const { values: args } = parseArgs({
     destinations: { type: 'string', default: '1000' },
     sources: { type: 'string', default: '10' },
     sqlite: { type: 'boolean', default: false },
+    'kafka-own': { type: 'string' },
     env: { type: 'string', multiple: true, default: [] },
   },
 });
+const ownBrokers = args['kafka-own'] === undefined ? undefined : Number(args['kafka-own']);
 const destinationCount = Number(args.destinations);
 const sourceCount = Number(args.sources);
 const extraEnv = Object.fromEntries(args.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
@@ -88,6 +92,19 @@ async function idleCpu(relay: RelayProcess): Promise<string> {
   return `${((100 * (processUsage([relay.pid]).cpuMs - before)) / IDLE_SAMPLE_MS).toFixed(0)}% of a core`;
 }
 
+/**
+ * The mock with the tests' fetch wait (it holds each fetch for all of it), or a real cluster of the run's
+ * own with the default wait (a real broker answers a fetch once records arrive).
+ */
+async function startKafka(): Promise<{ shape: string; env: Record<string, string>; stop(): Promise<void> }> {
+  if (ownBrokers === undefined) {
+    const mock = await startKafkaMock();
+    return { shape: 'Kafka mock cluster', env: { KAFKA_BROKERS: mock.brokers.join(','), KAFKA_MAX_WAIT_MS: '100' }, stop: () => mock.stop() };
+  }
+  const cluster = await startKafkaCluster({ dir: fs.mkdtempSync(path.join(os.tmpdir(), 'bench-destinations-kafka-')), brokerCount: ownBrokers });
+  return { shape: `Apache Kafka ${cluster.version} (${ownBrokers} broker(s) of the run's own)`, env: { KAFKA_BROKERS: cluster.brokers.join(',') }, stop: () => cluster.stop() };
+}
+
 /** Resolves with when the first request for each path arrived (ms since the epoch). */
 async function firstArrivals(sink: HttpSink, paths: string[], since: number): Promise<Map<string, number>> {
   const wanted = new Set(paths);
@@ -102,9 +119,6 @@ async function firstArrivals(sink: HttpSink, paths: string[], since: number): Pr
   }
 }
 
-console.log(
-  `destinations bench: ${destinationCount} destinations from ${sourceCount} sources, all roles in one process, Kafka mock cluster + ${args.sqlite ? 'SQLite' : 'PostgreSQL'}; ${os.cpus().length} cores; ${new Date().toISOString()}`,
-);
 execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
 const cleanups: (() => Promise<void>)[] = [];
 const dataDir = tempDataDir();
@@ -113,15 +127,17 @@ const sink = await startHttpSink();
 cleanups.push(() => sink.close());
 let relay: RelayProcess | undefined;
 try {
-  const kafka = await startKafkaMock();
+  const kafka = await startKafka();
   cleanups.push(() => kafka.stop());
+  console.log(
+    `destinations bench: ${destinationCount} destinations from ${sourceCount} sources, all roles in one process, ${kafka.shape} + ${args.sqlite ? 'SQLite' : 'PostgreSQL'}; ${os.cpus().length} cores; ${new Date().toISOString()}`,
+  );
   const env: Record<string, string> = {
     RELAY_DATA_DIR: dataDir,
     RELAY_API_KEY: API_KEY,
     RELAY_ENCRYPTION_KEY: ENCRYPTION_KEY,
     RELAY_DEFAULT_PLAN: 'enterprise',
-    KAFKA_BROKERS: kafka.brokers.join(','),
-    KAFKA_MAX_WAIT_MS: '100',
+    ...kafka.env,
     // It times creating the destinations and routes as fast as the API takes them, past one key's rate limit.
     RELAY_API_REQUESTS_PER_SECOND: '1000000',
     ...extraEnv,
