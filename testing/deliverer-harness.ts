@@ -141,7 +141,7 @@ export async function startDelivererHarness(options: HarnessOptions = {}): Promi
   const deadLetters = createDeadLetters((topic, messages) => broker.producer().send(topic, messages), metrics.deadLetters);
   const gone = createGoneDestinations(store.sql, (change) => broker.producer().send(CONFIG_TOPIC, [encodeConfigChange(change)]));
   const requestsSent = new Map<Deliverer, number>();
-  const journalDir = path.join(dataDir, 'deliverer-journal');
+  const journalDir = dataDir;
   const newDeliverer = () => {
     const sender = createTargetSenders({
       http: httpTargetSender(createHttpSender({ blockPrivateDestinations: false })),

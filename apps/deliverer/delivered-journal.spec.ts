@@ -28,11 +28,11 @@ describe('deliverer: the journal of delivered attempts', function () {
   let dir: string;
 
   beforeEach(function () {
-    dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'relay-journal-')), 'deliverer-journal');
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-journal-'));
   });
 
   afterEach(function () {
-    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it("gives the next deliverer an earlier one's delivered attempt of a job's attempt or a later one, never its own", function () {
@@ -60,7 +60,7 @@ describe('deliverer: the journal of delivered attempts', function () {
 
   it('leaves out a line torn by a kill during its write, and starts the next write on a line of its own', function () {
     openDeliveredJournal(dir, 'main').write(delivered('dlv_a'));
-    fs.appendFileSync(path.join(dir, 'main.jsonl'), JSON.stringify(delivered('dlv_torn')).slice(0, 40));
+    fs.appendFileSync(path.join(dir, 'delivered-attempts.main.jsonl'), JSON.stringify(delivered('dlv_torn')).slice(0, 40));
 
     const next = openDeliveredJournal(dir, 'main');
     next.write(delivered('dlv_b'));
@@ -76,6 +76,6 @@ describe('deliverer: the journal of delivered attempts', function () {
     const next = openDeliveredJournal(dir, 'main', 2);
     const kept = ['dlv_1', 'dlv_2', 'dlv_3', 'dlv_4', 'dlv_5'].filter((id) => next.earlier({ deliveryId: id, attemptNumber: 1 }));
     expect(kept).to.deep.equal(['dlv_3', 'dlv_4', 'dlv_5']);
-    expect(fs.readdirSync(dir).sort()).to.deep.equal(['main.jsonl', 'main.old.jsonl']);
+    expect(fs.readdirSync(dir).sort()).to.deep.equal(['delivered-attempts.main.jsonl', 'delivered-attempts.main.old.jsonl']);
   });
 });

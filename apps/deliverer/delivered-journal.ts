@@ -5,8 +5,8 @@ import type { DeliveryJob } from '../../libs/pipeline/delivery-job.js';
 
 /** Lines a journal file holds before it becomes the old one: far more than are ever answered and not yet published. */
 export const JOURNAL_FILE_ATTEMPTS = 8192;
-/** The journals' directory in the data directory. */
-export const DELIVERER_JOURNAL_DIR = 'deliverer-journal';
+/** Every journal file's name starts so: they sit in the data directory, files among its files (0600). */
+const PREFIX = 'delivered-attempts.';
 const CURRENT = '.jsonl';
 const OLD = '.old.jsonl';
 
@@ -59,15 +59,14 @@ function endAtLastLine(file: string): number {
 }
 
 /**
- * Opens the journal `name` (one per deliverer that runs at once: a pipeline thread's name) in `dir`,
- * after reading every journal there as what deliverers before this one delivered.
+ * Opens the journal `name` (one per deliverer that runs at once: a pipeline thread's name) in `dir`, the
+ * data directory, after reading every journal there as what deliverers before this one delivered.
  */
 export function openDeliveredJournal(dir: string, name: string, fileAttempts = JOURNAL_FILE_ATTEMPTS): DeliveredJournal {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const current = path.join(dir, `${name}${CURRENT}`);
+  const current = path.join(dir, `${PREFIX}${name}${CURRENT}`);
   let lines = endAtLastLine(current);
   const earlier = new Map<string, AttemptRecord>();
-  for (const file of fs.readdirSync(dir).filter((entry) => entry.endsWith(CURRENT)).sort()) {
+  for (const file of fs.readdirSync(dir).filter((entry) => entry.startsWith(PREFIX) && entry.endsWith(CURRENT))) {
     for (const attempt of readJournalFile(path.join(dir, file))) {
       if ((earlier.get(attempt.deliveryId)?.attemptNumber ?? 0) < attempt.attemptNumber) earlier.set(attempt.deliveryId, attempt);
     }
@@ -78,7 +77,7 @@ export function openDeliveredJournal(dir: string, name: string, fileAttempts = J
       if (lines >= fileAttempts) {
         // The old file's attempts were published long ago; the current one becomes the old one.
         fs.closeSync(fd);
-        fs.renameSync(current, path.join(dir, `${name}${OLD}`));
+        fs.renameSync(current, path.join(dir, `${PREFIX}${name}${OLD}`));
         fd = fs.openSync(current, 'a', 0o600);
         lines = 0;
       }

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { pipelineThreadCount } from '../../libs/config/config.js';
 import { createHttpSender } from '../../libs/delivery/send-request.js';
 import { httpTargetSender } from '../../libs/delivery/target-port.js';
@@ -15,13 +14,13 @@ import { createSqlSourceLines } from '../../libs/ordering/source-lines.js';
 import { deliveredAmong } from '../../libs/ledger/deliveries.js';
 import { unrefSchedule } from '../../libs/time/schedule.js';
 import { recorderCaughtUp } from './recorder-caught-up.js';
-import { DELIVERER_JOURNAL_DIR, openDeliveredJournal } from './delivered-journal.js';
+import { openDeliveredJournal } from './delivered-journal.js';
 
 /** Sends jobs to destinations, with breakers, rate limits and retry tiers; reports every attempt. */
 export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce, deadLetters, tracer, thread }): Role => {
   let recorded = Promise.resolve();
   // The embedded log's data directory is one process's (its owner lock): the next one there reads the journals.
-  const journal = config.kafkaBrokers ? undefined : openDeliveredJournal(path.join(config.dataDir, DELIVERER_JOURNAL_DIR), thread ?? 'main');
+  const journal = config.kafkaBrokers ? undefined : openDeliveredJournal(config.dataDir, thread ?? 'main');
   const deliverer = createDeliverer({
     broker,
     destinations: {
