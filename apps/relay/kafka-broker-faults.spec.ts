@@ -59,8 +59,10 @@ describe('a relay on Apache Kafka whose brokers fail [Kafka 4.x, 3 brokers of it
     // webhook acknowledged from the kill on (measured: 0 to 156 of 400 events).
     const acknowledgedAfterKill = drill.afterKill.filter((answer) => answer.status === 200).length;
     expect(drill.duplicates, 'duplicate deliveries').to.be.at.most(acknowledgedAfterKill);
-    // A webhook acknowledged after the kill was durable on the new leaders: it waits no longer than the bound.
-    expect(Math.max(...drill.waitsAfterKill), 'longest wait from acknowledgement to delivery after the kill, ms').to.be.at.most(RESUME_BOUND_MS);
+    // Delivery resumes within the bound of the new leaders: a webhook acknowledged after the kill waits no
+    // longer than that from its acknowledgement, or from the new leaders if it came before them (the
+    // controller fences the dead broker after broker.session.timeout.ms, 3 s here).
+    expect(Math.max(...drill.waitsFromNewLeaders), 'longest wait for delivery after the kill, from the acknowledgement or the new leaders, ms').to.be.at.most(RESUME_BOUND_MS);
   });
 
   it('answers 503 BROKER_UNAVAILABLE with Retry-After within 1 s while every broker is down, and resumes without a restart when they return', async function () {
