@@ -27,15 +27,8 @@ export interface DeliveredJournal {
   close(): void;
 }
 
-/** The attempts of one journal file; a line that is torn (a kill during its write) or unreadable is left out. */
-function readJournalFile(file: string): AttemptRecord[] {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
+/** The attempts of a journal's text; a line that is torn (a kill during its write) or unreadable is left out. */
+function attemptsOf(text: string): AttemptRecord[] {
   return text.split('\n').flatMap((line) => {
     if (!line) return [];
     try {
@@ -47,15 +40,23 @@ function readJournalFile(file: string): AttemptRecord[] {
   });
 }
 
-/** Cuts a torn last line off this deliverer's own file, so the next write starts a line of its own; returns its lines. */
-function endAtLastLine(file: string): number {
-  if (!fs.existsSync(file)) return 0;
+/** Another deliverer's journal file, which it may have just renamed to its old one. */
+function textOf(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw error;
+  }
+}
+
+/** This deliverer's own file up to its last whole line: a torn last line is cut off, so the next write starts a line of its own. */
+function wholeLinesOf(file: string): string {
+  if (!fs.existsSync(file)) return '';
   const bytes = fs.readFileSync(file);
   const end = bytes.lastIndexOf(0x0a) + 1;
   if (end < bytes.length) fs.truncateSync(file, end);
-  let lines = 0;
-  for (let at = bytes.indexOf(0x0a); at !== -1 && at < end; at = bytes.indexOf(0x0a, at + 1)) lines += 1;
-  return lines;
+  return bytes.subarray(0, end).toString('utf8');
 }
 
 /**
@@ -63,11 +64,14 @@ function endAtLastLine(file: string): number {
  * data directory, after reading every journal there as what deliverers before this one delivered.
  */
 export function openDeliveredJournal(dir: string, name: string, fileAttempts = JOURNAL_FILE_ATTEMPTS): DeliveredJournal {
-  const current = path.join(dir, `${PREFIX}${name}${CURRENT}`);
-  let lines = endAtLastLine(current);
+  const currentName = `${PREFIX}${name}${CURRENT}`;
+  const current = path.join(dir, currentName);
+  const own = wholeLinesOf(current);
+  let lines = own.split('\n').length - 1;
+  const others = fs.readdirSync(dir).filter((entry) => entry !== currentName && entry.startsWith(PREFIX) && entry.endsWith(CURRENT));
   const earlier = new Map<string, AttemptRecord>();
-  for (const file of fs.readdirSync(dir).filter((entry) => entry.startsWith(PREFIX) && entry.endsWith(CURRENT))) {
-    for (const attempt of readJournalFile(path.join(dir, file))) {
+  for (const text of [own, ...others.map((file) => textOf(path.join(dir, file)))]) {
+    for (const attempt of attemptsOf(text)) {
       if ((earlier.get(attempt.deliveryId)?.attemptNumber ?? 0) < attempt.attemptNumber) earlier.set(attempt.deliveryId, attempt);
     }
   }
