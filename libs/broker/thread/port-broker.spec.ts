@@ -4,7 +4,10 @@ import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { expect } from 'chai';
 import type { Broker, RecordBatch } from '../broker.js';
-import { BrokerUnavailableError, MessageTooLargeError } from '../errors.js';
+import { BrokerRequestError, BrokerUnavailableError, MessageTooLargeError } from '../errors.js';
+import { StorageFullError } from '../../errors/errors.js';
+import { isDependencyFailure } from '../../pipeline/poison-records.js';
+import { TimedOutError } from '../../time/within.js';
 import { openEmbeddedBroker } from '../embedded/embedded-broker.js';
 import { describeBrokerContract } from '../../testing/broker-contract.js';
 import { isTrue, waitFor } from '../../testing/wait-for.js';
@@ -79,6 +82,30 @@ describe('port broker', function () {
         await limited.close();
         await server.close();
         await small.close();
+      }
+    });
+
+    it('passes a full disk on as StorageFullError and any other retriable failure as one, never as poison', async function () {
+      const refusals: unknown[] = [new StorageFullError(), new TimedOutError('the disk', 10), new BrokerRequestError('no such topic')];
+      const refusing: Broker = {
+        producer: () => ({ send: async () => Promise.reject(refusals.shift()) }),
+        consumer: (options) => owner.consumer(options),
+        admin: () => owner.admin(),
+        close: async () => undefined,
+      };
+      const channel = new MessageChannel();
+      const server = serveBroker(refusing, channel.port1);
+      const client = connectPortBroker(channel.port2);
+      try {
+        const send = () => client.producer().send('refused', [{ key: null, value: Buffer.from('x') }]).catch((caught: unknown) => caught);
+        const [full, timedOut, refused] = [await send(), await send(), await send()];
+        expect(full).to.be.instanceOf(StorageFullError);
+        expect(timedOut).to.be.instanceOf(BrokerUnavailableError);
+        expect(refused).to.be.instanceOf(BrokerRequestError);
+        expect([full, timedOut, refused].map(isDependencyFailure)).to.deep.equal([true, true, false]);
+      } finally {
+        await client.close();
+        await server.close();
       }
     });
 

@@ -1,4 +1,5 @@
 import type { BrokerRecord, ConsumerOptions, OutgoingMessage, TopicPartitions, TopicSpec } from '../broker.js';
+import { RelayError, StorageFullError } from '../../errors/errors.js';
 import { BrokerRequestError, BrokerUnavailableError, MessageTooLargeError } from '../errors.js';
 
 /**
@@ -69,6 +70,9 @@ export type ServerMessage =
 export interface WireError {
   code?: string;
   message: string;
+  /** A RelayError's own: whether trying again can help, and after how long. */
+  retriable?: boolean;
+  retryAfterMs?: number;
 }
 
 export function packValues(values: readonly Uint8Array[]): PackedValues {
@@ -93,18 +97,24 @@ export function unpackValues({ bytes, lengths }: PackedValues): Buffer[] {
 }
 
 export function toWireError(error: unknown): WireError {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof RelayError) return { code: error.code, message, retriable: error.retriable, retryAfterMs: error.retryAfterMs };
   const code = (error as { code?: unknown } | null)?.code;
-  return { code: typeof code === 'string' ? code : undefined, message: error instanceof Error ? error.message : String(error) };
+  return { code: typeof code === 'string' ? code : undefined, message };
 }
 
 /**
  * The broker's own errors arrive as their classes, so callers classify them by type as they would in the
- * owning thread; anything else (a bug in the server) as a BrokerRequestError: not worth retrying blindly.
+ * owning thread. Any other failure that may pass (a retriable one) arrives as BrokerUnavailableError, so
+ * that it holds its partition rather than being taken for a poison record (a full disk once was, so a
+ * record that could not be published could be dead-lettered); the rest (a bug in the server) as a
+ * BrokerRequestError.
  */
 export function fromWireError(wire: WireError, topic = 'unknown'): Error {
   let error: Error;
-  if (wire.code === 'BROKER_UNAVAILABLE') error = new BrokerUnavailableError(wire.message);
+  if (wire.code === 'STORAGE_FULL') error = new StorageFullError();
   else if (wire.code === 'MESSAGE_TOO_LARGE') error = new MessageTooLargeError(topic, undefined, undefined);
+  else if (wire.code === 'BROKER_UNAVAILABLE' || wire.retriable) error = new BrokerUnavailableError(wire.message, undefined, wire.retryAfterMs);
   else error = new BrokerRequestError(wire.message);
   error.message = wire.message;
   return error;
