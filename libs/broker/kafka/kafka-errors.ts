@@ -20,6 +20,19 @@ const UNAVAILABLE_NAMES = new Set([
   'KafkaJSTimeout',
 ]);
 
+/**
+ * The broker's answers that the producer's idempotence state (its producer id and sequence numbers) no
+ * longer matches the partition's: kafkajs never starts that state again, so every later send of the same
+ * client fails alike (seen after a broker's SIGKILL on Kafka 4.4.0: OUT_OF_ORDER_SEQUENCE_NUMBER until the
+ * process restarted). The record was not written; a fresh client (a new producer id) can send it.
+ */
+const PRODUCER_STATE_LOST = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING']);
+
+/** Whether a kafkajs send failed because its producer's idempotence state is lost (PRODUCER_STATE_LOST). */
+export function lostProducerState(error: unknown): boolean {
+  return chain(error).some((e) => PRODUCER_STATE_LOST.has(e.type ?? ''));
+}
+
 /** kafkajs wraps the broker's answer in retry errors; the innermost error names what happened. */
 function chain(error: unknown): KafkaJsErrorShape[] {
   const errors: KafkaJsErrorShape[] = [];
@@ -37,7 +50,8 @@ export function toBrokerError(error: unknown, what: string, topic?: string): Rel
   const errors = chain(error);
   const message = `${what}: ${errors.at(-1)?.message ?? String(error)}`;
   if (errors.some((e) => e.type === 'MESSAGE_TOO_LARGE')) return new MessageTooLargeError(topic ?? 'unknown', undefined, undefined, error);
-  if (errors.some((e) => e.retriable === true || UNAVAILABLE_NAMES.has(e.name ?? ''))) return new BrokerUnavailableError(message, error);
+  // A lost producer state is retriable too: the producer sends on with a fresh client.
+  if (errors.some((e) => e.retriable === true || UNAVAILABLE_NAMES.has(e.name ?? '') || PRODUCER_STATE_LOST.has(e.type ?? ''))) return new BrokerUnavailableError(message, error);
   return new BrokerRequestError(message, error);
 }
 

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { Kafka, logLevel, type Message } from 'kafkajs';
+import { Kafka, KafkaJSProtocolError, logLevel, type Message, type Producer as KafkaJsProducer } from 'kafkajs';
+import { BrokerUnavailableError } from '../errors.js';
 import { countingKafka } from '../../testing/counting-kafka.js';
 import { kafkaClusterToFault, type KafkaClusterToFault } from '../../testing/kafka-target.js';
 import { ManualTimers } from '../../testing/manual-timers.js';
@@ -25,6 +26,46 @@ describe('requestsOfBoundedSize', () => {
   it('sends a record larger than the limit on its own', () => {
     const requests = requestsOfBoundedSize([{ topic: 'a', messages: [message(10), message(5000), message(10)] }], 1000);
     expect(requests.map((r) => r[0]!.messages.length)).to.deep.equal([1, 1, 1]);
+  });
+});
+
+describe('KafkaProducer whose producer the broker refuses the sequence numbers of', () => {
+  /** kafkajs clients that record what they were asked; the first fails every send as Kafka 4.4.0 did after a broker's SIGKILL. */
+  function clients() {
+    const made: { sent: number; disconnected: boolean }[] = [];
+    const kafka = {
+      producer: () => {
+        const client = { sent: 0, disconnected: false };
+        const failing = made.length === 0;
+        made.push(client);
+        return {
+          connect: async () => undefined,
+          disconnect: async () => {
+            client.disconnected = true;
+          },
+          sendBatch: async () => {
+            if (failing) throw new KafkaJSProtocolError(Object.assign(new Error('The broker received an out of order sequence number'), { type: 'OUT_OF_ORDER_SEQUENCE_NUMBER', code: 45, retriable: false }));
+            client.sent += 1;
+            return [];
+          },
+        } as unknown as KafkaJsProducer;
+      },
+    } as unknown as Kafka;
+    return { kafka, made };
+  }
+
+  it('fails that send as unavailable (retriable), and sends the next on a fresh producer', async () => {
+    const { kafka, made } = clients();
+    const producer = new KafkaProducer(kafka, { idempotent: true, requestTimeoutMs: 1_000, maxRequestBytes: 1024 * 1024 }, silentLogger);
+    const refused = await producer.send('spec.refused', [{ key: 'k', value: Buffer.from('a') }]).then(() => undefined, (error: unknown) => error);
+    expect(refused).to.be.instanceOf(BrokerUnavailableError);
+    expect(refused).to.include({ status: 503, retriable: true });
+    await producer.send('spec.refused', [{ key: 'k', value: Buffer.from('a') }]);
+    await producer.send('spec.refused', [{ key: 'k', value: Buffer.from('b') }], { gather: true });
+    expect(made.map(({ sent, disconnected }) => ({ sent, disconnected }))).to.deep.equal([
+      { sent: 0, disconnected: true },
+      { sent: 2, disconnected: false },
+    ]);
   });
 });
 

@@ -5,7 +5,7 @@ import { BrokerUnavailableError } from '../errors.js';
 import type { RelayError } from '../../errors/errors.js';
 import { partitionFor } from '../partitioner.js';
 import { assertTopicName } from '../topic-name.js';
-import { toBrokerError } from './kafka-errors.js';
+import { lostProducerState, toBrokerError } from './kafka-errors.js';
 import type { Schedule } from '../../time/schedule.js';
 
 export interface KafkaProducerSettings {
@@ -107,16 +107,18 @@ export class KafkaProducer implements Producer {
 
   /** Produces the sends together; answers each send's failure, or undefined where it is durable. */
   private async flush(sends: PendingSend[]): Promise<(RelayError | undefined)[]> {
+    const client = this.connect();
     try {
-      await this.produce(sends);
+      await this.produce(client, sends);
       return sends.map(() => undefined);
     } catch (error) {
+      if (lostProducerState(error)) this.replaceClient(client);
       const failure = toBrokerError(error, 'Kafka produce failed', sends.length === 1 ? sends[0]!.topic : undefined);
       if (failure.retriable || sends.length === 1) return sends.map(() => failure);
       // One bad send (too large, invalid topic) must not fail the others that shared its request.
       return Promise.all(
         sends.map((send) =>
-          this.produce([send]).then(
+          this.produce(this.connect(), [send]).then(
             () => undefined,
             (cause: unknown) => toBrokerError(cause, 'Kafka produce failed', send.topic),
           ),
@@ -125,12 +127,24 @@ export class KafkaProducer implements Producer {
     }
   }
 
-  private async produce(sends: PendingSend[]): Promise<void> {
-    const client = await this.connect();
+  private async produce(connecting: Promise<KafkaJsProducer>, sends: PendingSend[]): Promise<void> {
+    const client = await connecting;
     // One request after another: order per key holds across the split.
     for (const topicMessages of requestsOfBoundedSize(sends, this.settings.maxRequestBytes)) {
       await client.sendBatch({ acks: -1, timeout: this.settings.requestTimeoutMs, topicMessages });
     }
+  }
+
+  /**
+   * Drops a client whose idempotence state is lost, so the next send starts a fresh one (a new producer id).
+   * A send of the other lane still in flight on the old one fails retriably, as it would have anyway.
+   */
+  private replaceClient(stale: Promise<KafkaJsProducer>): void {
+    // The other lane may have met the same answer on the same client, and replaced it already.
+    if (this.client !== stale) return;
+    this.client = null;
+    this.logger.warn({}, "Kafka refused the producer's sequence numbers; sending on with a fresh producer");
+    void stale.then((client) => client.disconnect()).catch(() => undefined);
   }
 
   private connect(): Promise<KafkaJsProducer> {
