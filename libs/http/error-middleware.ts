@@ -42,9 +42,11 @@ export function errorMiddleware(logger: Logger) {
       await next();
     } catch (error) {
       const known = classify(error);
-      const relayError =
-        known ?? new RelayError(500, 'INTERNAL_ERROR', 'An unexpected error occurred; it has been logged');
-      if (!known) logger.error({ err: error, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, ...logFields((ctx.state as RequestLogContext).span) }, 'unhandled error');
+      // A 500 is a fault of ours (a row no code wrote, a key that cannot open a secret): the operator reads
+      // it in the log, and the client gets no table, field or key names.
+      const answered = known !== undefined && known.status !== 500;
+      const relayError = answered ? known : new RelayError(500, 'INTERNAL_ERROR', 'An unexpected error occurred; it has been logged');
+      if (!answered) logger.error({ err: error, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, ...logFields((ctx.state as RequestLogContext).span) }, 'unhandled error');
       ctx.status = relayError.status;
       const body: Record<string, unknown> = {
         error: relayError.title,
