@@ -70,12 +70,31 @@ describe('deliverer: the journal of delivered attempts', function () {
   });
 
   it('keeps the attempts of its current file and the one before, at most twice a file in all', function () {
-    const journal = openDeliveredJournal(dir, 'main', 2);
+    const journal = openDeliveredJournal(dir, 'main', { fileAttempts: 2 });
     for (const id of ['dlv_1', 'dlv_2', 'dlv_3', 'dlv_4', 'dlv_5']) journal.write(delivered(id));
 
-    const next = openDeliveredJournal(dir, 'main', 2);
+    const next = openDeliveredJournal(dir, 'main', { fileAttempts: 2 });
     const kept = ['dlv_1', 'dlv_2', 'dlv_3', 'dlv_4', 'dlv_5'].filter((id) => next.earlier({ deliveryId: id, attemptNumber: 1 }));
     expect(kept).to.deep.equal(['dlv_3', 'dlv_4', 'dlv_5']);
     expect(fs.readdirSync(dir).sort()).to.deep.equal(['delivered-attempts.main.jsonl', 'delivered-attempts.main.old.jsonl']);
+  });
+
+  it('goes on when a write fails, unjournaled, says so once a streak, and journals again once writes succeed', function () {
+    const failures: unknown[] = [];
+    const journal = openDeliveredJournal(dir, 'main', { fileAttempts: 1, onWriteFailed: (error) => failures.push(error) });
+    journal.write(delivered('dlv_a'));
+    // The rotation cannot rename the current file over a directory: each write fails until it can.
+    const old = path.join(dir, 'delivered-attempts.main.old.jsonl');
+    fs.mkdirSync(path.join(old, 'taken'), { recursive: true });
+    journal.write(delivered('dlv_b'));
+    journal.write(delivered('dlv_c'));
+    expect(failures).to.have.length(1);
+    expect((failures[0] as NodeJS.ErrnoException).code).to.be.oneOf(['EISDIR', 'ENOTEMPTY', 'EEXIST']);
+
+    fs.rmSync(old, { recursive: true });
+    journal.write(delivered('dlv_d'));
+    const next = openDeliveredJournal(dir, 'main');
+    const kept = ['dlv_a', 'dlv_b', 'dlv_c', 'dlv_d'].filter((id) => next.earlier({ deliveryId: id, attemptNumber: 1 }));
+    expect(kept).to.deep.equal(['dlv_a', 'dlv_d']);
   });
 });

@@ -59,11 +59,19 @@ function wholeLinesOf(file: string): string {
   return bytes.subarray(0, end).toString('utf8');
 }
 
+export interface DeliveredJournalOptions {
+  /** Lines a file holds before it becomes the old one. */
+  fileAttempts?: number;
+  /** Told of the first write that fails (a full disk) after one that did not: the attempts go on meanwhile, unjournaled. */
+  onWriteFailed?: (error: unknown) => void;
+}
+
 /**
- * Opens the journal `name` (one per deliverer that runs at once: a pipeline thread's name) in `dir`, the
+ * Opens the journal `name` (one per deliverer that runs at once: its thread's name) in `dir`, the
  * data directory, after reading every journal there as what deliverers before this one delivered.
  */
-export function openDeliveredJournal(dir: string, name: string, fileAttempts = JOURNAL_FILE_ATTEMPTS): DeliveredJournal {
+export function openDeliveredJournal(dir: string, name: string, options: DeliveredJournalOptions = {}): DeliveredJournal {
+  const { fileAttempts = JOURNAL_FILE_ATTEMPTS, onWriteFailed } = options;
   const currentName = `${PREFIX}${name}${CURRENT}`;
   const current = path.join(dir, currentName);
   const own = wholeLinesOf(current);
@@ -76,17 +84,33 @@ export function openDeliveredJournal(dir: string, name: string, fileAttempts = J
     }
   }
   let fd = fs.openSync(current, 'a', 0o600);
+  /** The last write failed or was cut short: the next line starts on a line of its own. */
+  let failing = false;
+
+  /** The current file becomes the old one; a rename done by a rotation whose open failed is not done again. */
+  function rotate(): void {
+    if (fs.existsSync(current)) fs.renameSync(current, path.join(dir, `${PREFIX}${name}${OLD}`));
+    const next = fs.openSync(current, 'a', 0o600);
+    fs.closeSync(fd);
+    fd = next;
+    lines = 0;
+  }
+
   return {
     write(attempt) {
-      if (lines >= fileAttempts) {
-        // The old file's attempts were published long ago; the current one becomes the old one.
-        fs.closeSync(fd);
-        fs.renameSync(current, path.join(dir, `${PREFIX}${name}${OLD}`));
-        fd = fs.openSync(current, 'a', 0o600);
-        lines = 0;
+      try {
+        // The old file's attempts were published long ago.
+        if (lines >= fileAttempts) rotate();
+        const line = Buffer.from(`${failing ? '\n' : ''}${JSON.stringify(attempt)}\n`);
+        const written = fs.writeSync(fd, line);
+        lines += 1;
+        if (written < line.length) throw new Error(`a journal line was cut short at ${written} of ${line.length} bytes`);
+        failing = false;
+      } catch (error) {
+        // An attempt not journaled costs a second request only if a kill comes before its publish; failing it would cost one every time.
+        if (!failing) onWriteFailed?.(error);
+        failing = true;
       }
-      fs.writeSync(fd, `${JSON.stringify(attempt)}\n`);
-      lines += 1;
     },
     earlier(job) {
       const attempt = earlier.get(job.deliveryId);

@@ -20,7 +20,11 @@ import { openDeliveredJournal } from './delivered-journal.js';
 export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce, deadLetters, tracer, thread }): Role => {
   let recorded = Promise.resolve();
   // The embedded log's data directory is one process's (its owner lock): the next one there reads the journals.
-  const journal = config.kafkaBrokers ? undefined : openDeliveredJournal(config.dataDir, thread ?? 'main');
+  const journal = config.kafkaBrokers
+    ? undefined
+    : openDeliveredJournal(config.dataDir, thread ?? 'main', {
+        onWriteFailed: (error) => logger.warn({ err: error }, 'delivered attempts are not journaled until a write succeeds; a kill before their publish means a second request'),
+      });
   const deliverer = createDeliverer({
     broker,
     destinations: {
