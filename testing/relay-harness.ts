@@ -1,7 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from 'mocha';
 import { loadConfig } from '../libs/config/config.js';
 import { createLogger } from '../libs/logging/logger.js';
-import { apiClient, type ApiCall } from './api-client.js';
+import { apiClient, type ApiCall, type ApiResponse } from './api-client.js';
 import type { BackendTarget } from '../libs/testing/backend-targets.js';
 import { startHttpSink, type HttpSink } from '../libs/testing/http-sink.js';
 import { TEST_RELAY_ENV } from '../libs/testing/test-relay-env.js';
@@ -15,6 +16,8 @@ export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 9).toString('base64');
 export interface RelayHarness {
   relay: RunningRelay;
   api: ApiCall;
+  /** Posts a webhook (no API key) as a provider does, again after a 503 with Retry-After (`sendAsProvider`). */
+  send(path: string, rawBody: string, headers?: Record<string, string>): Promise<ApiResponse>;
   env: Record<string, string>;
   /** Closes the relay and starts another on the same backends (`relay` and `api` then reach the new one). */
   restart(): Promise<void>;
@@ -50,6 +53,7 @@ export async function startRelayHarness(
   const harness: RelayHarness = {
     relay,
     api: apiClient(relay.url, TEST_API_KEY),
+    send: (path, rawBody, headers) => sendAsProvider(harness.api, path, rawBody, headers),
     env: fullEnv,
     async restart() {
       await harness.relay.close();
@@ -62,6 +66,23 @@ export async function startRelayHarness(
     },
   };
   return harness;
+}
+
+/** How many times a provider posts one webhook that is answered 503 with Retry-After. */
+const PROVIDER_TRIES = 3;
+
+/**
+ * Posts a webhook as a provider does: a 503 that names a Retry-After (the store or broker could not
+ * promise durability within ingest's budget, as a loaded CI machine's three JVM brokers sometimes cannot)
+ * is posted again after that wait. A suite about what ingest answers calls `api` instead.
+ */
+async function sendAsProvider(api: ApiCall, path: string, rawBody: string, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<ApiResponse> {
+  for (let tries = 1; ; tries += 1) {
+    const response = await api('POST', path, { key: null, rawBody, headers });
+    const retryAfterSeconds = Number(response.headers['retry-after']);
+    if (response.status !== 503 || !Number.isFinite(retryAfterSeconds) || tries === PROVIDER_TRIES) return response;
+    await sleep(retryAfterSeconds * 1000);
+  }
 }
 
 /**

@@ -15,7 +15,7 @@ describeEachBackend('a destination that answers 410 Gone', (target) => {
   });
 
   async function ingest(slug: string, body: string) {
-    const response = await suite.harness.api('POST', `/ingest/default/${slug}`, { key: null, rawBody: body, headers: { 'content-type': 'application/json' } });
+    const response = await suite.harness.send(`/ingest/default/${slug}`, body);
     expect(response.status, response.text).to.equal(200);
     return response.body.eventId as string;
   }

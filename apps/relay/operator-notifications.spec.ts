@@ -43,7 +43,7 @@ for (const target of TARGETS) {
     }
 
     async function ingest(slug: string, body: string): Promise<string> {
-      const response = await suite.harness.api('POST', `/ingest/default/${slug}`, { key: null, rawBody: body, headers: { 'content-type': 'application/json' } });
+      const response = await suite.harness.send(`/ingest/default/${slug}`, body);
       expect(response.status, response.text).to.equal(200);
       return response.body.eventId as string;
     }

@@ -30,7 +30,7 @@ describeEachBackend('ordered delivery per source (ordering: "source")', (target)
   }
 
   async function ingest(slug: string, n: number) {
-    const response = await api('POST', `/ingest/default/${slug}`, { key: null, rawBody: `{"source":"${slug}","n":${n}}`, headers: { 'content-type': 'application/json' } });
+    const response = await suite.harness.send(`/ingest/default/${slug}`, `{"source":"${slug}","n":${n}}`);
     expect(response.status, response.text).to.equal(200);
   }
 

@@ -59,7 +59,7 @@ describeEachBackend('a relay on pipeline threads', (target) => {
     const destinationId = await routedSources(slugs);
     const eventIds: string[] = [];
     for (let n = 0; n < 40; n += 1) {
-      const response = await harness.api('POST', `/ingest/default/${slugs[n % slugs.length]}`, { key: null, rawBody: `{"n":${n}}`, headers: { 'content-type': 'application/json' } });
+      const response = await harness.send(`/ingest/default/${slugs[n % slugs.length]}`, `{"n":${n}}`);
       expect(response.status, response.text).to.equal(200);
       eventIds.push(response.body.eventId as string);
     }
@@ -90,7 +90,7 @@ describeEachBackend('a relay on pipeline threads', (target) => {
     const slug = 'indexed';
     await routedSources([slug]);
     const token = `tok${Date.now().toString(36)}q`;
-    const sent = await harness.api('POST', `/ingest/default/${slug}`, { key: null, rawBody: JSON.stringify({ token }), headers: { 'content-type': 'application/json' } });
+    const sent = await harness.send(`/ingest/default/${slug}`, JSON.stringify({ token }));
     expect(sent.status, sent.text).to.equal(200);
     await waitFor('the event stored and indexed', async () => (await eventStored(sent.body.eventId as string)) && (await searchIndexLag(harness.relay.store.sql)) === 0, isTrue, settleMs);
     const found = await harness.api('GET', `/api/events?search=${token}`);

@@ -40,7 +40,7 @@ describeEachBackend('relay pipeline end to end', (target) => {
   }
 
   async function ingest(slug: string, body: string, contentType = 'application/json') {
-    const response = await suite.harness.api('POST', `/ingest/default/${slug}`, { key: null, rawBody: body, headers: { 'content-type': contentType } });
+    const response = await suite.harness.send(`/ingest/default/${slug}`, body, { 'content-type': contentType });
     expect(response.status, response.text).to.equal(200);
     expect(response.body.status).to.equal('received');
     return response.body.eventId as string;

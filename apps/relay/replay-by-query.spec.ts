@@ -29,7 +29,7 @@ describeEachBackend('replay by query', (target) => {
     await api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: destination.body.id } });
     const eventIds: string[] = [];
     for (let n = 0; n < count; n += 1) {
-      const response = await api('POST', `/ingest/default/${source.body.slug}`, { key: null, rawBody: body(n), headers: { 'content-type': 'application/json' } });
+      const response = await suite.harness.send(`/ingest/default/${source.body.slug}`, body(n));
       expect(response.status, response.text).to.equal(200);
       eventIds.push(response.body.eventId);
       if (apart) await sink.waitForRequests(n + 1, settleMs);
@@ -100,11 +100,7 @@ describeEachBackend('replay by query', (target) => {
     expect(created.body.id).to.match(/^rpl_[0-9a-z]{26}$/);
     expect(created.body.filter).to.deep.equal({ sourceId });
     // The events were fixed when the job was created: a later one of the same source is not replayed.
-    const later = await api('POST', `/ingest/default/${(await api('GET', `/api/sources/${sourceId}`)).body.slug}`, {
-      key: null,
-      rawBody: '{"later":true}',
-      headers: { 'content-type': 'application/json' },
-    });
+    const later = await suite.harness.send(`/ingest/default/${(await api('GET', `/api/sources/${sourceId}`)).body.slug}`, '{"later":true}');
     const job = await finished(created.body.id);
     expect(job).to.include({ status: 'completed', matched: 6, replayed: 6, skipped: 0 });
     // Three a second: the second three start a second after the first.

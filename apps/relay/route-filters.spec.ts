@@ -31,11 +31,7 @@ describeEachBackend('route filters', (target) => {
   }
 
   async function ingest(slug: string, body: string, options: { query?: string; headers?: Record<string, string> } = {}) {
-    const response = await suite.harness.api('POST', `/ingest/default/${slug}${options.query ?? ''}`, {
-      key: null,
-      rawBody: body,
-      headers: { 'content-type': 'application/json', ...options.headers },
-    });
+    const response = await suite.harness.send(`/ingest/default/${slug}${options.query ?? ''}`, body, { 'content-type': 'application/json', ...options.headers });
     expect(response.status, response.text).to.equal(200);
     return response.body.eventId as string;
   }

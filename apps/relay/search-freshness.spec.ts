@@ -36,7 +36,7 @@ for (const store of STORE_TARGETS) describe(`Search keeps up with ingest, behind
       if (due > performance.now()) await sleep(due - performance.now());
       const body = JSON.stringify({ type: 'order.created', order: { token: token(i) }, note: 'x'.repeat(900) });
       acks.push(
-        api('POST', '/ingest/default/searched', { key: null, rawBody: body, headers: { 'content-type': 'application/json' } }).then((response) => {
+        suite.harness.send('/ingest/default/searched', body).then((response) => {
           expect(response.status, response.text).to.equal(200);
           return { eventId: response.body.eventId as string, ackedAt: performance.now() };
         }),

@@ -37,7 +37,7 @@ describeEachBackend('transformations', (target) => {
   }
 
   async function ingest(slug: string, body: string) {
-    const response = await suite.harness.api('POST', `/ingest/default/${slug}`, { key: null, rawBody: body, headers: { 'content-type': 'application/json', 'x-provider': 'shop' } });
+    const response = await suite.harness.send(`/ingest/default/${slug}`, body, { 'content-type': 'application/json', 'x-provider': 'shop' });
     expect(response.status, response.text).to.equal(200);
     return response.body.eventId as string;
   }
@@ -146,7 +146,7 @@ describeEachBackend('transformations', (target) => {
     const hostile = await Promise.all(Array.from({ length: 25 }, (_, n) => ingest(slug, JSON.stringify({ n }))));
     const others = [];
     for (let n = 0; n < 3; n += 1) {
-      const answer = await api('POST', `/ingest/${other.slug}/other`, { key: null, rawBody: JSON.stringify({ n }), headers: { 'content-type': 'application/json' } });
+      const answer = await suite.harness.send(`/ingest/${other.slug}/other`, JSON.stringify({ n }));
       expect(answer.status, answer.text).to.equal(200);
       others.push(answer.body.eventId as string);
     }

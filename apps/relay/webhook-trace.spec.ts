@@ -57,11 +57,7 @@ describeEachBackend('one trace per webhook, exported over OTLP', (target) => {
     expect(destination.status, JSON.stringify(destination.body)).to.equal(201);
     expect((await harness.api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: destination.body.id } })).status).to.equal(201);
 
-    const ingested = await harness.api('POST', '/ingest/default/traced', {
-      key: null,
-      rawBody: '{"order":1}',
-      headers: { 'content-type': 'application/json', traceparent: `00-${SENDER_TRACE}-${SENDER_SPAN}-01` },
-    });
+    const ingested = await harness.send('/ingest/default/traced', '{"order":1}', { 'content-type': 'application/json', traceparent: `00-${SENDER_TRACE}-${SENDER_SPAN}-01` });
     expect(ingested.status, ingested.text).to.equal(200);
 
     const requests = await sink.waitForRequests(2, settleMs);
@@ -118,8 +114,8 @@ describe('a relay with no tracing SDK (OTEL_SDK_DISABLED) [embedded log + SQLite
     const destination = await harness.api('POST', '/api/destinations', { body: { name: 'Untraced receiver', url: `${sink.url}/hook` } });
     expect((await harness.api('POST', '/api/routes', { body: { sourceId: source.body.id, destinationId: destination.body.id } })).status).to.equal(201);
     const sent = `00-${SENDER_TRACE}-${SENDER_SPAN}-01`;
-    const traced = await harness.api('POST', '/ingest/default/untraced', { key: null, rawBody: '{"order":1}', headers: { 'content-type': 'application/json', traceparent: sent } });
-    const untraced = await harness.api('POST', '/ingest/default/untraced', { key: null, rawBody: '{"order":2}', headers: { 'content-type': 'application/json' } });
+    const traced = await harness.send('/ingest/default/untraced', '{"order":1}', { 'content-type': 'application/json', traceparent: sent });
+    const untraced = await harness.send('/ingest/default/untraced', '{"order":2}');
 
     const requests = await sink.waitForRequests(2, 15_000);
     const byEvent = new Map(requests.map((request) => [String(request.headers['x-relay-event-id']), request.headers.traceparent]));
