@@ -15,6 +15,7 @@ import { deliveredAmong } from '../../libs/ledger/deliveries.js';
 import { unrefSchedule } from '../../libs/time/schedule.js';
 import { recorderCaughtUp } from './recorder-caught-up.js';
 import { openDeliveredJournal } from './delivered-journal.js';
+import { createConfigRefreshes } from './config-refreshes.js';
 
 /** Sends jobs to destinations, with breakers, rate limits and retry tiers; reports every attempt. */
 export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce, deadLetters, tracer, thread }): Role => {
@@ -61,9 +62,7 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
     journal,
     observe: { metrics, logger, tracer },
   });
-  // Refreshing a Kafka subscription means a rebalance (seconds): it runs behind, one at a time, and
-  // never holds up the API answer or the config consumer. Jobs wait in their topic meanwhile.
-  let refreshes = Promise.resolve();
+  const refreshes = createConfigRefreshes({ apply: (change) => deliverer.refresh(change), logger });
   return {
     name: 'deliverer',
     async start() {
@@ -78,8 +77,8 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
       await deliverer.start();
     },
     async stop() {
+      await refreshes.stop();
       await deliverer.stop();
-      await refreshes;
     },
     consumerGroups: [DELIVERER_GROUP, LANES_GROUP, RETRY_GROUP],
     onConfigChange(change) {
@@ -89,7 +88,7 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
         return;
       }
       if (change.kind === 'key') return;
-      refreshes = refreshes.then(() => deliverer.refresh(change)).catch((error: unknown) => logger.warn({ err: error, change }, 'deliverer refresh failed'));
+      refreshes.push(change);
     },
   };
 };
