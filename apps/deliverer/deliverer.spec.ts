@@ -7,7 +7,8 @@ import { waitFor } from '../../libs/testing/wait-for.js';
 import { hang, resetConnection, respond } from '../../libs/testing/http-sink.js';
 import { DEAD_REASON_HEADER } from '../../libs/pipeline/dead-letter.js';
 import { eachTestDelivererAndSink } from '../../testing/deliverer-harness.js';
-import { DELIVERER_GROUP, destinationTopic } from '../../libs/pipeline/topology.js';
+import { DELIVERER_GROUP, DESTINATION_PARTITIONS, destinationTopic } from '../../libs/pipeline/topology.js';
+import { partitionFor } from '../../libs/broker/partitioner.js';
 import type { AttemptRecord } from '../../libs/pipeline/attempt-record.js';
 import { openDeliveredJournal } from './delivered-journal.js';
 
@@ -180,6 +181,21 @@ describe('deliverer: sending a job', function () {
     await publishAgain(2);
     await t.h.attemptsOf(job.deliveryId, 2);
     expect(t.sink.requests.map((request) => request.body.toString())).to.deep.equal(['{"n":1}', '{"n":1,"attempt":2}']);
+  });
+
+  it('does not send a job whose same attempt is in flight here, read again from another partition (a rebalance on Kafka), and ends it as that one ends', async function () {
+    t.sink.setBehaviour([respond(200, { delayMs: 300 }), respond(200)]);
+    const destination = await t.h.addDestination({ url: t.sink.url });
+    const job = await t.h.publishJob(destination.id, Buffer.from('{"n":1}'));
+    await t.sink.waitForRequests(1);
+
+    // The same job under a key of another partition, so it is read while the first is still answered.
+    const own = partitionFor(job.sourceId, DESTINATION_PARTITIONS);
+    const otherKey = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].find((key) => partitionFor(key, DESTINATION_PARTITIONS) !== own)!;
+    await t.h.broker.producer().send(destinationTopic(destination.id), [{ ...encodeDeliveryJob(job, Buffer.from('{"n":1}')), key: otherKey }]);
+    await waitFor('every job committed', async () => (await t.h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)])).reduce((sum, partition) => sum + partition.lag, 0), (lag) => lag === 0, 5000, 10);
+    expect(await t.h.attemptsOf(job.deliveryId, 1)).to.have.length(1);
+    expect(t.sink.requests).to.have.length(1);
   });
 
   it('publishes the delivered attempt an earlier process journaled but did not publish (killed between), instead of sending its job again', async function () {

@@ -61,7 +61,7 @@ export interface DestinationBatchDeps {
    */
   deliveredBefore(jobs: readonly DeliveryJob[]): Promise<ReadonlySet<string>>;
   /** The attempts finished here lately: a job published again for one of them is not sent again. */
-  finished: FinishedAttempts;
+  finished: FinishedAttempts<TaskResult>;
   /** The delivered attempts deliverers before this one answered, whether or not they published them. */
   journal?: Pick<DeliveredJournal, 'earlier'>;
 }
@@ -219,6 +219,9 @@ async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, 
     if ((await deps.lines.admit(job, body)) !== 'send') return NOTHING_TO_SEND;
   } else {
     if (delivered.has(job.deliveryId) || deps.finished.covers(job)) return NOTHING_TO_SEND;
+    // The same attempt in flight here (the router's second job): this job ends as that one does.
+    const running = deps.finished.running(job);
+    if (running) return { task: running, stop: false };
     const journaled = deps.journal?.earlier(job);
     if (journaled) return { task: publishJournaled(deps, job, journaled), stop: false };
   }
@@ -251,6 +254,7 @@ async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, 
   // The state is read in the same synchronous step as the breaker's own decision in `run`.
   const trial = deps.breakers.circuitState(target.id) !== 'closed';
   const task = sendAndReport(deps, topic, { job, body }, target, request, release, span);
+  deps.finished.track(job, task);
   if (!trial) return { task, stop: false };
   const result = await task.catch(() => 'failed');
   return { task, stop: result !== 'done' };

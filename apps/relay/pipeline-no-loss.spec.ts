@@ -21,10 +21,10 @@ import { parentContext } from '../../libs/tracing/relay-tracer.js';
  * SIGKILL ten times while webhooks are ingested, and restarted each time on the same port and data
  * directory. Every webhook the gateway acknowledged must reach the destination at least once. The kills
  * land anywhere; the one window they found (between the dedup claim and the append to the log) is also
- * pinned down deterministically below. On the embedded log, with SQLite and with PostgreSQL, the second
- * requests the kills cost are bounded too (`DUPLICATES_BOUND`). It runs once more with an ordered
- * destination (`ordering: "source"`, one request at a time, so fewer webhooks), which must also have seen
- * them in order, and on Kafka + PostgreSQL (three kills, restarted on the same mock cluster and database).
+ * pinned down deterministically below. The second requests the kills cost are bounded too
+ * (`DUPLICATES_BOUND` on the embedded log, with SQLite and with PostgreSQL; `KAFKA_DUPLICATES_BOUND`).
+ * It runs once more with an ordered destination (`ordering: "source"`, one request at a time, so fewer webhooks), which must also have seen
+ * them in order, and on Kafka + PostgreSQL (three kills, restarted on the same cluster and database).
  */
 /** Webhooks in flight at once: a provider retrying with modest concurrency. */
 const SENDERS = 16;
@@ -96,6 +96,13 @@ const embeddedPostgres = embeddedLogOn(STORE_TARGETS[1]!);
  * the sink within a few milliseconds of the kill): 1.2-2.2 % on a 2-core machine.
  */
 const DUPLICATES_BOUND = { reported: 0.01, all: 0.04 };
+/**
+ * On Kafka + PostgreSQL, three kills of 2,000: the same 1 % of attempts the relay knew done (measured 0 in
+ * 3 runs once a job whose same attempt is in flight here ends as that one does; 0-59 before). Of all, a
+ * ceiling: Kafka commits in the background (no prefix progress), so the jobs answered since the last
+ * commit are read again too: 2.05-4.10 % on the local 4.4.0 cluster, 5.0-5.7 % before.
+ */
+const KAFKA_DUPLICATES_BOUND = { reported: 0.01, all: 0.08 };
 
 /** Attempts made twice although the first one's outcome was recorded: the relay knew it was done. */
 async function attemptsMadeTwice(store: Store): Promise<number> {
@@ -109,9 +116,9 @@ for (const { target, ordering, WEBHOOKS, KILLS, DUPLICATES } of [
   { target: embeddedSqlite, ordering: 'none', WEBHOOKS: 10_000, KILLS: 10, DUPLICATES: DUPLICATES_BOUND },
   { target: embeddedPostgres, ordering: 'none', WEBHOOKS: 10_000, KILLS: 10, DUPLICATES: DUPLICATES_BOUND },
   { target: embeddedSqlite, ordering: 'source', WEBHOOKS: 2_000, KILLS: 10, DUPLICATES: undefined },
-  // Fewer kills: each restart on the mock cluster waits for the dead process's group sessions to end and
-  // for each consumer group to be joined again (about 20 s).
-  { target: kafkaPostgres, ordering: 'none', WEBHOOKS: 2_000, KILLS: 3, DUPLICATES: undefined },
+  // Fewer kills: each restart waits for the dead process's group sessions to end and for each consumer
+  // group to be joined again (8-10 s on the local cluster).
+  { target: kafkaPostgres, ordering: 'none', WEBHOOKS: 2_000, KILLS: 3, DUPLICATES: KAFKA_DUPLICATES_BOUND },
 ] as const) describe(`an all-in-one relay process killed with SIGKILL while it ingests [${target.name}, ordering ${ordering}]`, function () {
   // About a minute on a 2-CPU machine; generous because CI machines vary.
   this.timeout(600_000);
