@@ -77,8 +77,8 @@ export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets
       await deliverer.start();
     },
     async stop() {
-      await refreshes.stop();
-      await deliverer.stop();
+      // The deliverer stops taking jobs at once, as a refresh under way (a rebalance) finishes.
+      await Promise.all([deliverer.stop(), refreshes.stop()]);
     },
     consumerGroups: [DELIVERER_GROUP, LANES_GROUP, RETRY_GROUP],
     onConfigChange(change) {
