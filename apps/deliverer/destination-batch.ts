@@ -60,7 +60,7 @@ export interface DestinationBatchDeps {
    * attempt, before its record was committed); asked once a batch.
    */
   deliveredBefore(jobs: readonly DeliveryJob[]): Promise<ReadonlySet<string>>;
-  /** The attempts finished here lately: a job published again for one of them is not sent again. */
+  /** The attempts finished here lately, or in flight: a job published or read again for one of them is not sent again. */
   finished: FinishedAttempts<TaskResult>;
   /** The delivered attempts deliverers before this one answered, whether or not they published them. */
   journal?: Pick<DeliveredJournal, 'earlier'>;
@@ -219,7 +219,7 @@ async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, 
     if ((await deps.lines.admit(job, body)) !== 'send') return NOTHING_TO_SEND;
   } else {
     if (delivered.has(job.deliveryId) || deps.finished.covers(job)) return NOTHING_TO_SEND;
-    // The same attempt in flight here (the router's second job): this job ends as that one does.
+    // The same attempt in flight here (read again, or the router's second job): this job ends as that one does.
     const running = deps.finished.running(job);
     if (running) return { task: running, stop: false };
     const journaled = deps.journal?.earlier(job);
