@@ -11,7 +11,8 @@ import { createDeliverer } from './deliverer.js';
 import { startDelivererHarness, type DelivererHarness } from '../../testing/deliverer-harness.js';
 import { createSqlSourceLines } from '../../libs/ordering/source-lines.js';
 import { createStoreDeliveryLookup } from '../../libs/delivery/store-lookup.js';
-import { DELIVERER_GROUP, destinationTopic } from '../../libs/pipeline/topology.js';
+import { DELIVERER_GROUP, DESTINATION_PARTITIONS, destinationTopic } from '../../libs/pipeline/topology.js';
+import { partitionFor } from '../../libs/broker/partitioner.js';
 import { waitFor } from '../../libs/testing/wait-for.js';
 
 /** The job number a request carries (`{"n": ...}` bodies). */
@@ -51,6 +52,26 @@ describe('deliverer: concurrency', function () {
     }
     answers.releaseAll();
     await h.attempts.waitFor(7, (attempt) => attempt.destinationId === destination.id, 5000);
+  });
+
+  it('sends a job once when a copy of it on another partition is read at the same time (a rebalance, the router sending again)', async function () {
+    h = await startDelivererHarness();
+    const answers = new HeldAnswers();
+    sinks = [await startHttpSink(answers.respondOnRelease())];
+    const destination = await h.addDestination({ url: sinks[0]!.url });
+
+    // Read in one round, both copies pass the first look before either is sent: the second must look again.
+    const job = h.jobFor(destination.id);
+    const own = partitionFor(job.sourceId, DESTINATION_PARTITIONS);
+    const otherKey = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].find((key) => partitionFor(key, DESTINATION_PARTITIONS) !== own)!;
+    const copy = encodeDeliveryJob(job, Buffer.from('{"n":1}'));
+    await h.broker.producer().send(destinationTopic(destination.id), [copy, { ...copy, key: otherKey }]);
+    await answers.waitForRequests(1);
+    answers.releaseAll();
+
+    await waitFor('every job committed', async () => (await h.broker.admin().lag(DELIVERER_GROUP, [destinationTopic(destination.id)])).reduce((sum, partition) => sum + partition.lag, 0), (lag) => lag === 0, 5000, 10);
+    expect(answers.received.map(jobOf)).to.deep.equal([1]);
+    expect(await h.attemptsOf(job.deliveryId, 1)).to.have.length(1);
   });
 
   it('with a window of 1, the next first attempt of a source waits for the previous answer, while other sources are sent at the same time', async function () {

@@ -191,6 +191,16 @@ async function publishJournaled(deps: DestinationBatchDeps, job: DeliveryJob, at
   return 'done';
 }
 
+/**
+ * This job's attempt finished here (nothing to send) or in flight here (the job ends as that one does): the
+ * job was read again, or is the router's second one. Checked again just before sending, with no wait between.
+ */
+function sameAttemptHere(deps: DestinationBatchDeps, job: DeliveryJob): Launch | undefined {
+  if (deps.finished.covers(job)) return NOTHING_TO_SEND;
+  const running = deps.finished.running(job);
+  return running ? { task: running, stop: false } : undefined;
+}
+
 async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, decoded, error: unreadable }: ReadRecord, windows: SourceWindows, delivered: ReadonlySet<string>): Promise<Launch> {
   if (deps.stopping()) return STOP;
   const topic = batch.topic;
@@ -218,10 +228,9 @@ async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, 
   if (target.ordering === 'source') {
     if ((await deps.lines.admit(job, body)) !== 'send') return NOTHING_TO_SEND;
   } else {
-    if (delivered.has(job.deliveryId) || deps.finished.covers(job)) return NOTHING_TO_SEND;
-    // The same attempt in flight here (read again, or the router's second job): this job ends as that one does.
-    const running = deps.finished.running(job);
-    if (running) return { task: running, stop: false };
+    if (delivered.has(job.deliveryId)) return NOTHING_TO_SEND;
+    const here = sameAttemptHere(deps, job);
+    if (here) return here;
     const journaled = deps.journal?.earlier(job);
     if (journaled) return { task: publishJournaled(deps, job, journaled), stop: false };
   }
@@ -237,6 +246,12 @@ async function launch(deps: DestinationBatchDeps, batch: RecordBatch, { record, 
     release();
     deps.holds.hold({ topic }, HOLD.rateLimited, waitMs);
     return STOP;
+  }
+  // Another copy of this job (another partition's, or another consumer's) may have been sent while this one waited.
+  const meanwhile = sameAttemptHere(deps, job);
+  if (meanwhile) {
+    release();
+    return meanwhile;
   }
   const span = deps.tracer.start('attempt', recordTraceparent(record), {
     kind: SpanKind.CLIENT,
