@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AttemptRecord } from '../../libs/pipeline/attempt-record.js';
-import { openDeliveredJournal } from './delivered-journal.js';
+import { claimDeliveredJournal, openDeliveredJournal } from './delivered-journal.js';
 
 const delivered = (deliveryId: string, attemptNumber = 1): AttemptRecord => ({
   attemptId: `att_${deliveryId}_${attemptNumber}`,
@@ -96,5 +96,19 @@ describe('deliverer: the journal of delivered attempts', function () {
     const next = openDeliveredJournal(dir, 'main');
     const kept = ['dlv_a', 'dlv_b', 'dlv_c', 'dlv_d'].filter((id) => next.earlier({ deliveryId: id, attemptNumber: 1 }));
     expect(kept).to.deep.equal(['dlv_a', 'dlv_d']);
+  });
+
+  it('is claimed by one deliverer at a time (Kafka processes sharing a data directory), and by the next once that one closes it', function () {
+    const first = claimDeliveredJournal(dir, 'main');
+    first!.write(delivered('dlv_a'));
+    expect(claimDeliveredJournal(dir, 'main'), 'a second claim while the first holds it').to.equal(undefined);
+    const thread = claimDeliveredJournal(dir, 'pipeline-0');
+    expect(thread?.earlier({ deliveryId: 'dlv_a', attemptNumber: 1 })?.attemptId, "another name's claim reads the held one").to.equal('att_dlv_a_1');
+
+    first!.close();
+    thread!.close();
+    const next = claimDeliveredJournal(dir, 'main');
+    expect(next?.earlier({ deliveryId: 'dlv_a', attemptNumber: 1 })?.attemptId).to.equal('att_dlv_a_1');
+    next!.close();
   });
 });

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { attemptRecordSchema, type AttemptRecord } from '../../libs/pipeline/attempt-record.js';
 import type { DeliveryJob } from '../../libs/pipeline/delivery-job.js';
+import { OwnerLock } from '../../libs/storage/owner-lock.js';
 
 /** Lines a journal file holds before it becomes the old one: far more than are ever answered and not yet published. */
 export const JOURNAL_FILE_ATTEMPTS = 8192;
@@ -118,4 +119,27 @@ export function openDeliveredJournal(dir: string, name: string, options: Deliver
     },
     close: () => fs.closeSync(fd),
   };
+}
+
+/**
+ * The journal `name` in `dir` for this deliverer alone (`openDeliveredJournal` under a lock), or undefined
+ * while another holds it: Kafka's processes may share a data directory, and two writing one file would tear
+ * each other's lines and rotations. Going without costs what no journal costs, a second request after a kill.
+ */
+export function claimDeliveredJournal(dir: string, name: string, options: DeliveredJournalOptions = {}): DeliveredJournal | undefined {
+  const lock = OwnerLock.tryAcquire(path.join(dir, `${PREFIX}${name}`));
+  if (!lock) return undefined;
+  try {
+    const journal = openDeliveredJournal(dir, name, options);
+    return {
+      ...journal,
+      close() {
+        journal.close();
+        lock.release();
+      },
+    };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
 }

@@ -14,18 +14,19 @@ import { createSqlSourceLines } from '../../libs/ordering/source-lines.js';
 import { deliveredAmong } from '../../libs/ledger/deliveries.js';
 import { unrefSchedule } from '../../libs/time/schedule.js';
 import { recorderCaughtUp } from './recorder-caught-up.js';
-import { openDeliveredJournal } from './delivered-journal.js';
+import { claimDeliveredJournal } from './delivered-journal.js';
 import { createConfigRefreshes } from './config-refreshes.js';
 
 /** Sends jobs to destinations, with breakers, rate limits and retry tiers; reports every attempt. */
 export const buildDelivererRole: RoleBuilder = ({ config, broker, store, secrets, metrics, logger, announce, deadLetters, tracer, thread }): Role => {
   let recorded = Promise.resolve();
-  // The embedded log's data directory is one process's (its owner lock): the next one there reads the journals.
-  const journal = config.kafkaBrokers
-    ? undefined
-    : openDeliveredJournal(config.dataDir, thread ?? 'main', {
-        onWriteFailed: (error) => logger.warn({ err: error }, 'delivered attempts are not journaled until a write succeeds; a kill before their publish means a second request'),
-      });
+  // The next process on this data directory reads the journals: on the embedded log the one that reads the
+  // jobs again (its owner lock); on Kafka, whichever takes the partitions back, when it is this machine's.
+  const journalName = thread ?? 'main';
+  const journal = claimDeliveredJournal(config.dataDir, journalName, {
+    onWriteFailed: (error) => logger.warn({ err: error }, 'delivered attempts are not journaled until a write succeeds; a kill before their publish means a second request'),
+  });
+  if (!journal) logger.info({ dataDir: config.dataDir, journal: journalName }, 'another process holds this deliverer journal; delivered attempts are not journaled here, so a kill before their publish means a second request');
   const deliverer = createDeliverer({
     broker,
     destinations: {

@@ -21,7 +21,7 @@ import { ConsumerGroup } from './consumer-group.js';
 import { EmbeddedConsumer, type ConsumerHost } from './embedded-consumer.js';
 import { GroupCommit } from './group-commit.js';
 import { LogStore, type AppendedPartitions, type FsyncMode, type PendingAppend, type StoredTopic } from './log-store.js';
-import { OwnerLock } from './owner-lock.js';
+import { OwnerLock } from '../../storage/owner-lock.js';
 import { DEFAULT_RETENTION, Retention, type RetentionOptions } from './retention.js';
 
 /** The largest record value the log takes unless told otherwise: above every default plan's payload limit. */
@@ -85,7 +85,9 @@ class EmbeddedBroker implements Broker, ConsumerHost {
     const file = path.join(options.dataDir, EMBEDDED_LOG_FILE);
     const fsync = options.fsync ?? 'normal';
     fs.mkdirSync(options.dataDir, { recursive: true });
-    this.lock = OwnerLock.acquire(file);
+    const lock = OwnerLock.tryAcquire(file);
+    if (!lock) throw new BrokerUnavailableError(`The embedded log ${file} is in use by another process`);
+    this.lock = lock;
     try {
       this.store = LogStore.open(file, fsync);
     } catch (error) {

@@ -1,15 +1,15 @@
 import Database from 'better-sqlite3';
-import { BrokerUnavailableError } from '../errors.js';
 
 /**
- * Keeps every other process (and every other broker in this one) away from a log file while held: a small
- * SQLite file beside it, written once under SQLite's exclusive locking mode, so its lock is never given
- * back until `release` — or until the process dies, when the OS drops it.
+ * Keeps every other process (and every other holder in this one) away from a file while held: a small
+ * SQLite file beside it, `<file>.lock`, written once under SQLite's exclusive locking mode, so its lock is
+ * never given back until `release`, or until the process dies, when the OS drops it.
  */
 export class OwnerLock {
   private constructor(private readonly db: Database.Database) {}
 
-  static acquire(file: string): OwnerLock {
+  /** The lock of `file`, or undefined while another holds it. */
+  static tryAcquire(file: string): OwnerLock | undefined {
     const db = new Database(`${file}.lock`, { timeout: 0 });
     try {
       db.pragma('locking_mode = EXCLUSIVE');
@@ -21,9 +21,7 @@ export class OwnerLock {
       return new OwnerLock(db);
     } catch (error) {
       db.close();
-      if ((error as { code?: string }).code === 'SQLITE_BUSY') {
-        throw new BrokerUnavailableError(`The embedded log ${file} is in use by another process`, error);
-      }
+      if (error instanceof Database.SqliteError && error.code === 'SQLITE_BUSY') return undefined;
       throw error;
     }
   }
