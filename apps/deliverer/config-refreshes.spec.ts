@@ -21,7 +21,7 @@ describe('the deliverer config refreshes', () => {
       },
       logger: { warn: (_fields: unknown, message: string) => void warnings.push(message) },
       schedule: timers.schedule,
-      retryMs: 1000,
+      retry: { initialMs: 1000, maxMs: 4000 },
     });
     return { timers, applied, warnings, refreshes };
   }
@@ -33,19 +33,26 @@ describe('the deliverer config refreshes', () => {
     expect(applied).to.deep.equal(['dst_a', 'dst_b', 'dst_c']);
   });
 
-  it('applies a change that failed on the broker again after the wait, until it succeeds', async () => {
-    const { timers, applied, warnings, refreshes } = refreshesFailing([new BrokerUnavailableError('no leader'), new BrokerUnavailableError('no leader')]);
+  it('applies a change that failed on the broker again after a wait that doubles with each failure, until it succeeds', async () => {
+    const unavailable = () => new BrokerUnavailableError('no leader');
+    const { timers, applied, warnings, refreshes } = refreshesFailing([unavailable(), unavailable(), unavailable(), unavailable()]);
     refreshes.push(deleted('dst_a'));
     await settle();
-    timers.advance(999);
-    await settle();
-    expect(applied).to.deep.equal(['dst_a']);
-    timers.advance(1);
-    await settle();
-    timers.advance(1000);
-    await settle();
-    expect(applied).to.deep.equal(['dst_a', 'dst_a', 'dst_a']);
-    expect(warnings).to.deep.equal(['deliverer refresh failed; applied again later', 'deliverer refresh failed; applied again later']);
+    /** The tries made once `ms` more have passed. */
+    const triesAfter = async (ms: number) => {
+      timers.advance(ms);
+      await settle();
+      return applied.length;
+    };
+    expect(await triesAfter(999)).to.equal(1);
+    expect(await triesAfter(1)).to.equal(2);
+    expect(await triesAfter(1999)).to.equal(2);
+    expect(await triesAfter(1)).to.equal(3);
+    expect(await triesAfter(4000)).to.equal(4);
+    // Past the cap the wait stays at it.
+    expect(await triesAfter(3999)).to.equal(4);
+    expect(await triesAfter(1)).to.equal(5);
+    expect(warnings).to.deep.equal(Array(4).fill('deliverer refresh failed; applied again later'));
     expect(timers.pendingCount).to.equal(0);
     await refreshes.stop();
   });

@@ -1,5 +1,6 @@
 import type { ConfigChange } from '../../libs/pipeline/config-change.js';
 import { isDependencyFailure } from '../../libs/pipeline/poison-records.js';
+import { backoffDelay, type BackoffOptions } from '../../libs/time/backoff.js';
 import { unrefSchedule, type Schedule } from '../../libs/time/schedule.js';
 
 export interface ConfigRefreshesOptions {
@@ -7,8 +8,11 @@ export interface ConfigRefreshesOptions {
   apply(change: ConfigChange): Promise<void>;
   logger: { warn(fields: object, message: string): void };
   schedule?: Schedule;
-  /** The wait before a change that failed on the store or broker is applied again (default 1 s). */
-  retryMs?: number;
+  /**
+   * The wait before a change that failed on the store or broker is applied again: 1 s, doubling with each
+   * failure of that change up to 30 s, so that a long outage costs a few warnings a minute, not one a second.
+   */
+  retry?: BackoffOptions;
 }
 
 export interface ConfigRefreshes {
@@ -28,32 +32,34 @@ export interface ConfigRefreshes {
 export function createConfigRefreshes(options: ConfigRefreshesOptions): ConfigRefreshes {
   const { logger } = options;
   const schedule = options.schedule ?? unrefSchedule;
-  const retryMs = options.retryMs ?? 1000;
+  const retry = options.retry ?? { initialMs: 1000, maxMs: 30_000 };
   const retries = new Set<() => void>();
   let applying = Promise.resolve();
   let stopped = false;
 
-  function retryLater(change: ConfigChange): void {
+  function retryLater(change: ConfigChange, failures: number, retryMs: number): void {
     const cancel = schedule(() => {
       retries.delete(cancel);
-      push(change);
+      apply(change, failures);
     }, retryMs);
     retries.add(cancel);
   }
 
-  function push(change: ConfigChange): void {
+  /** Applies the change after those before it; `failures` is how often it has failed so far. */
+  function apply(change: ConfigChange, failures: number): void {
     if (stopped) return;
     applying = applying
       .then(() => options.apply(change))
       .catch((error: unknown) => {
         const again = isDependencyFailure(error) && !stopped;
+        const retryMs = backoffDelay(retry, failures + 1);
         logger.warn({ err: error, change, ...(again ? { retryMs } : {}) }, again ? 'deliverer refresh failed; applied again later' : 'deliverer refresh failed');
-        if (again) retryLater(change);
+        if (again) retryLater(change, failures + 1, retryMs);
       });
   }
 
   return {
-    push,
+    push: (change) => apply(change, 0),
     async stop() {
       stopped = true;
       for (const cancel of retries) cancel();
