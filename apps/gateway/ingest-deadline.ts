@@ -40,6 +40,11 @@ export function ingestDeadline(budgetMs = INGEST_WAIT_BUDGET_MS, clock: () => nu
 
 export type IngestDeadline = ReturnType<typeof ingestDeadline>;
 
+/** Whether a wait's 503 is its running out of time: what it waited on runs on, and may still succeed (a publish may land). */
+export function ranOutOfTime(error: unknown): boolean {
+  return error instanceof RelayError && error.cause instanceof TimedOutError;
+}
+
 /** What a provider is told: the driver's own words (addresses, SQL) stay in the cause. */
 const STORE_FAILED = 'The store cannot serve this request now; nothing was acknowledged';
 

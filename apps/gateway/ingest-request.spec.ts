@@ -28,6 +28,12 @@ describeEachStore('ingestRequest', (target) => {
   let server: http.Server;
   let call: ApiCall;
   const published: OutgoingMessage[] = [];
+  /** The wait budget of each request (the default unless a case shortens it). */
+  let budgetMs: number | undefined;
+  /** While set, each publish waits for it before reaching the broker: a broker slow to acknowledge. */
+  let publishHeld: Promise<void> | undefined;
+  /** The sends to the broker, each as it settles. */
+  const sends: Promise<unknown>[] = [];
 
   before(async function () {
     fixture = await openStoreFixture(this, target);
@@ -45,7 +51,10 @@ describeEachStore('ingestRequest', (target) => {
       // Whatever broker is current: the test closes one and opens another on the same log.
       publish: (topic, message) => {
         published.push(message);
-        return broker.producer().send(topic, [message]);
+        const held = publishHeld;
+        const send = held ? held.then(() => broker.producer().send(topic, [message])) : broker.producer().send(topic, [message]);
+        sends.push(send);
+        return send;
       },
       seal: (body) => sealedPayload(body, secrets).bytes,
       now: Date.now,
@@ -55,7 +64,7 @@ describeEachStore('ingestRequest', (target) => {
       const [, , org, source] = request.url!.split('/');
       const url = new URL(request.url!, 'https://relay.test');
       const called = { path: url.pathname, querystring: url.search.slice(1) };
-      ingestRequest(deps, { orgSlug: org!, sourceSlug: source!, request, clientIp: '127.0.0.1', publicUrl: url.href, ...called, deadline: ingestDeadline() }).then(
+      ingestRequest(deps, { orgSlug: org!, sourceSlug: source!, request, clientIp: '127.0.0.1', publicUrl: url.href, ...called, deadline: ingestDeadline(budgetMs) }).then(
         (result) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result)),
         (error) => {
           // The error envelope, as the gateway's error path writes it (answers are checked against the OpenAPI document).
@@ -92,6 +101,33 @@ describeEachStore('ingestRequest', (target) => {
     expect(retried.body.status).to.equal('received');
     const again = await call('POST', path, webhook);
     expect(again.body).to.deep.equal({ eventId: retried.body.eventId, status: 'duplicate' });
+  });
+
+  it('when the append times out, keeps the dedup keys: the provider retry is answered duplicate of that event, and its copy published under its id', async () => {
+    const { slug } = await fixture.createSource();
+    const path = `/ingest/${fixture.org.slug}/${slug}`;
+    const webhook = { rawBody: JSON.stringify({ order: 43 }), headers: { 'content-type': 'application/json' } };
+    let acknowledge!: () => void;
+    publishHeld = new Promise((resolve) => (acknowledge = resolve));
+    budgetMs = 50;
+    let refused;
+    try {
+      refused = await call('POST', path, webhook);
+    } finally {
+      publishHeld = undefined;
+      budgetMs = undefined;
+    }
+    expect(refused.status, refused.text).to.equal(503);
+    expect(refused.body.code).to.equal('BROKER_UNAVAILABLE');
+    const firstEventId = (JSON.parse(published.at(-1)!.headers!['relay-meta']!) as IngestMeta).eventId;
+
+    // The append the answer gave up on lands after all.
+    acknowledge();
+    await sends.at(-1);
+    const retried = await call('POST', path, webhook);
+    expect(retried.body).to.deep.equal({ eventId: firstEventId, status: 'duplicate' });
+    const copy = JSON.parse(published.at(-1)!.headers!['relay-meta']!) as IngestMeta;
+    expect(copy).to.include({ eventId: firstEventId, duplicate: true });
   });
 
   it("publishes the source's slug with the event, so that deliveries name the source without looking it up", async () => {

@@ -9,7 +9,7 @@ import { encodeIngestMessage, type IngestMeta } from '../../libs/pipeline/ingest
 import { verifySignature } from '../../libs/signatures/verify-signature.js';
 import type { LedgerKey } from '../../libs/store/dedup-ledger.js';
 import { IpNotAllowedError, InvalidSignatureError, SourceDisabledError, SourceNotFoundError } from './ingest-errors.js';
-import type { IngestDeadline } from './ingest-deadline.js';
+import { ranOutOfTime, type IngestDeadline } from './ingest-deadline.js';
 import { readRawBody } from './raw-body.js';
 import type { SourceRateLimits } from './source-rate-limits.js';
 import type { ResolvedSource } from './source-resolver.js';
@@ -167,10 +167,11 @@ async function acceptWebhook(deps: IngestDeps, input: IngestInput, span: Span): 
   try {
     await deadline.wait('broker', deps.publish(INGEST_TOPIC, withTraceparent(encodeIngestMessage(logged.meta, logged.body), span)));
   } catch (error) {
-    // Not acknowledged, so not accepted: free the keys so the provider's retry is not called a duplicate.
-    // The release gets what the wait budget has left and runs on past it; the answer names the publish's
-    // failure. A publish that timed out may still land, so a retry may deliver twice: at least once, never lost.
-    await deadline.wait('store', deps.dedup.release(resolved.source.id, keys, eventId)).catch(() => undefined);
+    // Not acknowledged. A publish that failed frees the keys, so the provider's retry is a new event; the
+    // release gets what the wait budget has left and runs on past it. One that timed out may still land:
+    // its keys stay, and the retry is answered `duplicate` after publishing its copy under this id, so the
+    // event is stored once, whichever record lands first (decision 0106).
+    if (!ranOutOfTime(error)) await deadline.wait('store', deps.dedup.release(resolved.source.id, keys, eventId)).catch(() => undefined);
     throw error;
   }
   span.addEvent('published');
