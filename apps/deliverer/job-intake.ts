@@ -52,7 +52,7 @@ export interface RunningIntake {
  */
 export function createJobIntake(options: IntakeOptions) {
   const { broker, logger } = options;
-  const ownTopics = new Set<string>();
+  const ensureOwnTopic = ownTopicsOf(broker);
   let consumers: { destinations: Consumer; lanes: Consumer; retries: Consumer } | null = null;
   let running: RunningIntake | null = null;
   let cancelSubscriptionRefresh: (() => void) | undefined;
@@ -71,14 +71,6 @@ export function createJobIntake(options: IntakeOptions) {
           if (!stopped) refreshSubscriptionLater();
         });
     }, options.subscriptionRefreshMs ?? 30_000);
-  }
-
-  /** A pattern subscription covers only topics that exist. True when the topic was made now. */
-  async function ensureOwnTopic(topic: string): Promise<boolean> {
-    if (ownTopics.has(topic)) return false;
-    await broker.admin().ensureTopics([{ topic, partitions: DESTINATION_PARTITIONS }]);
-    ownTopics.add(topic);
-    return true;
   }
 
   return {
@@ -124,6 +116,33 @@ export function createJobIntake(options: IntakeOptions) {
     },
 
     running: (): RunningIntake | null => running,
+  };
+}
+
+/**
+ * A pattern subscription covers only topics that exist: `ensureOwnTopic` makes a destination topic, once.
+ * True to the one call that made it now; the calls meanwhile wait for it: a hanging destination's jobs are
+ * parked from many lane batches at once, and each making the topic and refreshing the subscription again
+ * stalled the process.
+ */
+function ownTopicsOf(broker: Broker) {
+  /** Destination topics made, or being made, here. */
+  const made = new Map<string, Promise<void>>();
+  return async function ensureOwnTopic(topic: string): Promise<boolean> {
+    const making = made.get(topic);
+    if (making) {
+      await making;
+      return false;
+    }
+    const creation = broker.admin().ensureTopics([{ topic, partitions: DESTINATION_PARTITIONS }]);
+    made.set(topic, creation);
+    try {
+      await creation;
+    } catch (error) {
+      made.delete(topic);
+      throw error;
+    }
+    return true;
   };
 }
 
