@@ -42,6 +42,7 @@ describe('the job intake parking jobs in their destination topic', () => {
 
   const job = (key: string) => ({ topic: 'relay.lanes', partition: 0, offset: '0', key, value: Buffer.from(key), headers: {}, timestamp: 0 });
   const turn = () => new Promise((resolve) => setImmediate(resolve));
+  const quiet = { info() {}, warn() {}, error() {} };
 
   beforeEach(() => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-intake-'));
@@ -58,7 +59,7 @@ describe('the job intake parking jobs in their destination topic', () => {
   });
 
   it('makes a topic once for the jobs parked in it at the same time, and sends each once it is made', async () => {
-    const intake = createJobIntake({ broker: broker(), logger: { info() {}, warn() {}, error() {} }, concurrency: 1 });
+    const intake = createJobIntake({ broker: broker(), logger: quiet, concurrency: 1 });
     const parked = ['a', 'b', 'c'].map((key) => intake.park('relay.dst.hanging', [job(key)]));
     await turn();
     expect(ensured).to.deep.equal([['relay.dst.hanging']]);
@@ -71,7 +72,7 @@ describe('the job intake parking jobs in their destination topic', () => {
   });
 
   it('fails the parkings that waited on a topic that could not be made, and makes it at the next', async () => {
-    const intake = createJobIntake({ broker: broker(), logger: { info() {}, warn() {}, error() {} }, concurrency: 1 });
+    const intake = createJobIntake({ broker: broker(), logger: quiet, concurrency: 1 });
     refusal = new Error('the cluster refused');
     const parked = ['a', 'b'].map((key) => intake.park('relay.dst.hanging', [job(key)]).then(() => 'sent', (error: Error) => error.message));
     await turn();
