@@ -3,7 +3,7 @@ import { describeEachBackend } from '../../libs/testing/backend-targets.js';
 import { respond } from '../../libs/testing/http-sink.js';
 import { useRelayHarness } from '../../testing/relay-harness.js';
 import { DELIVERER_GROUP, destinationTopic, LANES_GROUP, LANES_TOPIC } from '../../libs/pipeline/topology.js';
-import { isDefined, isTrue, waitFor } from '../../libs/testing/wait-for.js';
+import { isDefined, waitFor } from '../../libs/testing/wait-for.js';
 
 describeEachBackend('a destination that answers 410 Gone', (target) => {
   // On Kafka a new destination's topic joins the deliverer's subscription through a group rebalance.
@@ -49,11 +49,11 @@ describeEachBackend('a destination that answers 410 Gone', (target) => {
     const second = await ingest('gone-source', '{"n":2}');
     const admin = suite.harness.relay.broker.admin();
     const topic = destinationTopic(destination.body.id);
-    await waitFor('the second job to reach the deliverer', async () => {
-      const heldInTopic = (await admin.lag(DELIVERER_GROUP, [topic])).reduce((sum, partition) => sum + partition.lag, 0);
-      const lanesLag = (await admin.lag(LANES_GROUP, [LANES_TOPIC])).reduce((sum, partition) => sum + partition.lag, 0);
-      return heldInTopic === 1 && lanesLag === 0;
-    }, isTrue, settleMs);
+    // The counts read are kept, so that a failure says which of the two it waited for.
+    await waitFor('the second job to reach the deliverer', async () => ({
+      heldInTopic: (await admin.lag(DELIVERER_GROUP, [topic])).reduce((sum, partition) => sum + partition.lag, 0),
+      lanesLag: (await admin.lag(LANES_GROUP, [LANES_TOPIC])).reduce((sum, partition) => sum + partition.lag, 0),
+    }), ({ heldInTopic, lanesLag }) => heldInTopic === 1 && lanesLag === 0, settleMs);
     expect(receiver.requests).to.have.length(1);
     expect((await deliveryOf(second))?.status).to.equal('pending');
     expect((await admin.lag(DELIVERER_GROUP, [topic])).reduce((sum, partition) => sum + partition.lag, 0), 'jobs held in its topic').to.be.at.least(1);
