@@ -1,6 +1,6 @@
 /**
  * Embedded broker figures: produce throughput (1 KB values, fsync normal and full) and produce-to-consume
- * latency at a paced rate. Targets: >= 50,000 msgs/s appended; p99 < 5 ms at 5,000 msgs/s.
+ * latency at a paced rate, and the CPU a record costs appended, and appended and read back. Targets: >= 50,000 msgs/s appended; p99 < 5 ms at 5,000 msgs/s.
  * Run: node --import tsx bench/broker/bench-broker.ts [dataDir]   (default: a fresh directory in the OS temp dir)
  */
 import fs from 'node:fs';
@@ -55,6 +55,37 @@ async function batchedSends(broker: Broker): Promise<number> {
   };
   await Promise.all(Array.from({ length: 10 }, lane));
   return THROUGHPUT_MESSAGES / ((performance.now() - start) / 1000);
+}
+
+/**
+ * CPU a record costs when sent in sends of 20 (as the pipeline's batches are) and, with `consumed`, also
+ * read back by a group that keeps up: the log's reads beside its appends.
+ */
+async function cpuPerRecord(broker: Broker, topic: string, consumed: boolean): Promise<number> {
+  await broker.admin().ensureTopics([{ topic, partitions: 8 }]);
+  let read = 0;
+  let allRead = () => {};
+  const caughtUp = new Promise<void>((resolve) => (allRead = resolve));
+  const consumer = consumed
+    ? broker.consumer({
+        groupId: 'bench-cpu',
+        topics: [topic],
+        handleBatch: async (batch) => {
+          read += batch.records.length;
+          if (read >= THROUGHPUT_MESSAGES) allRead();
+        },
+      })
+    : undefined;
+  await consumer?.start();
+  const producer = broker.producer();
+  const start = process.cpuUsage();
+  for (let next = 0; next < THROUGHPUT_MESSAGES; next += 20) {
+    await producer.send(topic, Array.from({ length: 20 }, (_, index) => message(next + index)));
+  }
+  if (consumer) await caughtUp;
+  const used = process.cpuUsage(start);
+  await consumer?.stop();
+  return (used.user + used.system) / THROUGHPUT_MESSAGES;
 }
 
 interface Latency {
@@ -129,6 +160,13 @@ for (const fsync of ['normal', 'full'] as const) {
   const batched = await batchedSends(broker);
   await broker.close();
   console.log(`produce, fsync=${fsync}: ${rate(single)} (single-message sends, ${IN_FLIGHT_SENDS} in flight); ${rate(batched)} (sends of 100)`);
+}
+{
+  const broker = open('cpu', 'normal');
+  const produced = await cpuPerRecord(broker, 'bench.produced', false);
+  const consumed = await cpuPerRecord(broker, 'bench.consumed', true);
+  await broker.close();
+  console.log(`CPU a record, sends of 20, fsync=normal: ${produced.toFixed(1)} us appended; ${consumed.toFixed(1)} us appended and read back by a group`);
 }
 for (const fsync of ['normal', 'full'] as const) {
   const broker = open(`latency-${fsync}`, fsync);

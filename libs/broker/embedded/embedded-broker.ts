@@ -200,7 +200,7 @@ class EmbeddedBroker implements Broker, ConsumerHost {
           topic,
           partition: partitionFor(message.key, topic.partitions),
           key: message.key,
-          headers: message.headers && Object.keys(message.headers).length > 0 ? JSON.stringify(message.headers) : null,
+          headers: { ...message.headers },
           value: message.value,
           timestamp,
         };

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import type { BrokerRecord } from '../broker.js';
 import { BrokerUnavailableError } from '../errors.js';
+import { PartitionTail } from './partition-tail.js';
 
 export type FsyncMode = 'normal' | 'full';
 
@@ -16,8 +17,7 @@ export interface PendingAppend {
   topic: StoredTopic;
   partition: number;
   key: string | null;
-  /** JSON text, null when the record has no headers. */
-  headers: string | null;
+  headers: Readonly<Record<string, string>>;
   value: Buffer;
   timestamp: number;
 }
@@ -87,6 +87,8 @@ type RecordRow = [offset: number, timestamp: number, key: string | null, headers
 export class LogStore {
   private readonly topicsByName = new Map<string, StoredTopic>();
   private readonly topicsById = new Map<number, StoredTopic>();
+  /** Per topic, each partition's newest records, which its consumers read back within a turn or two. */
+  private readonly tails = new Map<StoredTopic, PartitionTail[]>();
   private readonly statements;
   private readonly writeTransaction;
 
@@ -138,7 +140,7 @@ export class LogStore {
       for (const append of appends) {
         const { topic, partition } = append;
         const offset = topic.ends[partition]!;
-        this.statements.insertRecord.run(topic.id, partition, offset, append.timestamp, append.key, append.headers, append.value);
+        this.statements.insertRecord.run(topic.id, partition, offset, append.timestamp, append.key, headersText(append.headers), append.value);
         topic.ends[partition] = offset + 1;
         let partitions = touched.get(topic);
         if (!partitions) touched.set(topic, (partitions = new Set()));
@@ -197,16 +199,27 @@ export class LogStore {
   write(appends: PendingAppend[], commits: PendingCommit[]): AppendedPartitions {
     const saved = new Map<StoredTopic, number[]>();
     for (const { topic } of appends) if (!saved.has(topic)) saved.set(topic, topic.ends.slice());
+    let appended: AppendedPartitions;
     try {
-      return this.writeTransaction(appends, commits);
+      appended = this.writeTransaction(appends, commits);
     } catch (error) {
       for (const [topic, ends] of saved) ends.forEach((end, partition) => (topic.ends[partition] = end));
       throw error;
     }
+    // Offsets follow on from the ends before, in the order of `appends`, as the transaction gave them.
+    for (const { topic, partition, timestamp, key, headers, value } of appends) {
+      const offset = saved.get(topic)![partition]!++;
+      this.tailsOf(topic)[partition]!.append({ offset, timestamp, key, headers, value });
+    }
+    return appended;
   }
 
   /** Records from `from` on, at most `maxRecords`, stopping after the one that reaches `maxBytes` of values. */
   read(topic: StoredTopic, partition: number, from: number, maxRecords: number, maxBytes: number): BrokerRecord[] {
+    return this.tailsOf(topic)[partition]!.read(topic.name, partition, from, maxRecords, maxBytes) ?? this.readFile(topic, partition, from, maxRecords, maxBytes);
+  }
+
+  private readFile(topic: StoredTopic, partition: number, from: number, maxRecords: number, maxBytes: number): BrokerRecord[] {
     const records: BrokerRecord[] = [];
     let bytes = 0;
     for (const row of this.statements.readRecords.iterate(topic.id, partition, from, maxRecords) as Iterable<RecordRow>) {
@@ -255,10 +268,12 @@ export class LogStore {
 
   /** Deletes [from, to) of a partition, remembering its end first in case this empties it. */
   deleteRange(topic: StoredTopic, partition: number, from: number, to: number): number {
-    return this.db.transaction(() => {
+    const deleted = this.db.transaction(() => {
       this.statements.upsertEnd.run(topic.id, partition, topic.ends[partition]);
       return this.statements.deleteRange.run(topic.id, partition, from, to).changes;
     })();
+    this.tailsOf(topic)[partition]!.dropBefore(to);
+    return deleted;
   }
 
   /** Bytes of the database file in use (free pages excluded). */
@@ -295,8 +310,17 @@ export class LogStore {
     }
   }
 
+  private tailsOf(topic: StoredTopic): PartitionTail[] {
+    let tails = this.tails.get(topic);
+    if (!tails) this.tails.set(topic, (tails = Array.from({ length: topic.partitions }, () => new PartitionTail())));
+    return tails;
+  }
+
   private remember(topic: StoredTopic): void {
     this.topicsByName.set(topic.name, topic);
     this.topicsById.set(topic.id, topic);
   }
 }
+
+/** Headers as the file keeps them: JSON text, null when there are none. */
+const headersText = (headers: Readonly<Record<string, string>>): string | null => (Object.keys(headers).length > 0 ? JSON.stringify(headers) : null);

@@ -28,7 +28,7 @@ describe('embedded log retention', function () {
   function append(partition: number, count: number, ageMs: number, bytes = 16): void {
     const timestamp = Date.now() - ageMs;
     store.write(
-      Array.from({ length: count }, () => ({ topic, partition, key: 'k', headers: null, value: Buffer.alloc(bytes, 1), timestamp })),
+      Array.from({ length: count }, () => ({ topic, partition, key: 'k', headers: {}, value: Buffer.alloc(bytes, 1), timestamp })),
       [],
     );
   }
