@@ -9,18 +9,13 @@ export interface TailRecord {
   value: Buffer;
 }
 
-export interface TailLimits {
-  records: number;
-  bytes: number;
-}
-
 /**
  * Records a tail keeps. A consumer that keeps up reads each batch within a turn or two of its append. A
  * longer tail costs more than it saves: its records outlive a scavenge and are copied into the old
  * generation (appends alone took 16-17 us of CPU a record without a tail, 21-22 us with 512 kept, 14-15 us
  * with 128; `bench/broker/bench-broker.ts`).
  */
-export const TAIL_LIMITS: TailLimits = { records: 128, bytes: 256 * 1024 };
+export const TAIL_LIMITS = { records: 128, bytes: 256 * 1024 };
 
 /**
  * The newest records of one partition, kept in memory as they are written so that a consumer reading
@@ -33,13 +28,11 @@ export class PartitionTail {
   private records: TailRecord[] = [];
   private bytes = 0;
 
-  constructor(private readonly limits: TailLimits = TAIL_LIMITS) {}
-
   append(record: TailRecord): void {
     if (record.offset !== this.first + this.records.length) this.clear(record.offset);
     this.records.push(record);
     this.bytes += record.value.length;
-    while (this.records.length > this.limits.records || (this.bytes > this.limits.bytes && this.records.length > 1)) {
+    while (this.records.length > TAIL_LIMITS.records || (this.bytes > TAIL_LIMITS.bytes && this.records.length > 1)) {
       this.bytes -= this.records.shift()!.value.length;
       this.first += 1;
     }
